@@ -1,0 +1,60 @@
+"""`MCPCall`: one witnessed tool call, the unit of call logs, traces and recordings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+__all__ = ["MCPCall", "is_tool_result"]
+
+
+class MCPCall(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A tool call as the server saw it.
+
+    `args` are flat; `result` is the payload the agent was given (the recorded value, a miss
+    policy's value, or the `fail_call` error object). `extra["match"]` says which recording answered
+    (`{"tier", "index"}`); a miss carries `extra["divergence"]` instead.
+    """
+
+    tool_name: str
+    args: dict[str, Any]
+    result: Any = None
+    extra: dict[str, Any] = msgspec.field(default_factory=dict)
+    upstream: str | None = None
+    is_error: bool = False
+    started_at: float = 0.0
+    duration_ms: float = 0.0
+
+    @property
+    def divergence(self) -> dict[str, Any] | None:
+        divergence: dict[str, Any] | None = self.extra.get("divergence")
+        return divergence
+
+    def same_call(self, other: MCPCall) -> bool:
+        """Equal apart from timing: what in-process and MCP paths must agree on."""
+        return (
+            self.tool_name == other.tool_name
+            and self.args == other.args
+            and self.result == other.result
+            and self.extra == other.extra
+            and self.upstream == other.upstream
+            and self.is_error == other.is_error
+        )
+
+
+_RESULT_KEYS = frozenset({"content", "structuredContent", "isError", "_meta"})
+
+
+def is_tool_result(value: Any) -> bool:
+    """True when a recorded result is already an MCP `CallToolResult` (served verbatim).
+
+    Its keys are a subset of `content`, `structuredContent`, `isError`, `_meta`, and `content` is a
+    list of content blocks (objects with a string `type`).
+    """
+    if not isinstance(value, dict) or "content" not in value or not value.keys() <= _RESULT_KEYS:
+        return False
+    content = value["content"]
+    return isinstance(content, list) and all(
+        isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
+    )

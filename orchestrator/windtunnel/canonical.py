@@ -1,0 +1,71 @@
+"""Canonical form of JSON values: the equality that matching uses.
+
+Two values are canonically equal when they are equal as JSON data: object keys are unordered,
+numbers compare by value (``1`` equals ``1.0``), booleans are never numbers (``true`` is not ``1``),
+strings compare exactly and array order matters.
+
+`canonical_key` maps a value to a hashable Python value with exactly that equality, so matching is
+a dictionary lookup. Python already makes ``1 == 1.0`` with equal hashes; booleans are tagged so
+they stop being equal to ``1``/``0``, and containers are tagged so a list never equals an object.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+import msgspec
+
+__all__ = ["CanonicalKey", "canonical_json", "canonical_key", "is_json_value"]
+
+CanonicalKey = Any
+"""A hashable value; equal keys mean canonically equal JSON values."""
+
+_TRUE: Final = ("b", 1)
+_FALSE: Final = ("b", 0)
+
+
+def canonical_key(value: Any) -> CanonicalKey:
+    """Return the hashable canonical key of a JSON value."""
+    # Ordered by how often each type shows up in tool arguments.
+    if value.__class__ is str:
+        return value
+    if value is True:
+        return _TRUE
+    if value is False:
+        return _FALSE
+    if isinstance(value, dict):
+        return ("o", tuple(sorted([(k, canonical_key(v)) for k, v in value.items()])))
+    if isinstance(value, list | tuple):
+        return ("a", tuple([canonical_key(v) for v in value]))
+    if isinstance(value, str):
+        return str(value)
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """Integral floats become ints so `1.0` and `1` render the same."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> str:
+    """Render a JSON value canonically: sorted keys, integral floats as ints, compact."""
+    return msgspec.json.encode(_plain(value), order="sorted").decode()
+
+
+def is_json_value(value: Any) -> bool:
+    """True when `value` is made only of JSON types (dict keys must be strings)."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return value == value and value not in (float("inf"), float("-inf"))
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and is_json_value(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(is_json_value(v) for v in value)
+    return False

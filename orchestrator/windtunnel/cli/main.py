@@ -1,0 +1,52 @@
+"""`wt`: parse arguments, dispatch to a command, turn project errors into exit code 2."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from ..errors import InputError, WindtunnelError
+from . import commands
+
+__all__ = ["main"]
+
+EXIT_OK = 0
+EXIT_FAILURES = 1
+EXIT_USAGE = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="wt",
+        description="Wind Tunnel: rerun AI agents against recorded MCP upstreams.",
+    )
+    parser.add_argument("--debug", action="store_true", help="show tracebacks for errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    sub._parser_class = _Parser  # subcommands also exit 2 on usage errors
+    for register in commands.REGISTRY:
+        register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args.func(args)
+        return code
+    except KeyboardInterrupt:
+        print("wt: interrupted", file=sys.stderr)
+        return 130
+    except (InputError, WindtunnelError) as exc:
+        if args.debug:
+            raise
+        print(f"wt: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE

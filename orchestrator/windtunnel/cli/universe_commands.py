@@ -1,0 +1,72 @@
+"""`wt validate` and `wt explain`: read-only questions about universe files."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import msgspec
+
+from ..errors import ConfigError, UniverseError
+from ..explain import explain_call, render_explanation
+from ..universe import load_universe
+
+__all__ = ["register_explain", "register_validate"]
+
+
+def register_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("validate", help="check universe files; exit 2 on any problem")
+    parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.set_defaults(func=run_validate)
+
+
+def run_validate(args: argparse.Namespace) -> int:
+    problems = 0
+    for file in args.files:
+        try:
+            universe = load_universe(file)
+        except UniverseError as exc:
+            problems += 1
+            print(f"{exc}", file=sys.stderr)
+            continue
+        tools = len(universe.tools)
+        recordings = len(universe.recordings)
+        print(f"{file}: ok ({tools} tools, {recordings} recordings)")
+        needs_hook = universe.uses_synthesize()
+        if needs_hook:
+            print(
+                f"{file}: note: policy `synthesize` needs a hook at serve time "
+                f"(tools: {', '.join(needs_hook)})"
+            )
+    return 2 if problems else 0
+
+
+def register_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser("explain", help="say which recording answers a call, and why")
+    parser.add_argument("file", metavar="FILE")
+    parser.add_argument("tool", metavar="TOOL")
+    parser.add_argument("call_args", metavar="ARGS-JSON", help='e.g. \'{"query": "Bluewing"}\'')
+    parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    parser.set_defaults(func=run_explain)
+
+
+def _parse_args_json(text: str) -> dict[str, Any]:
+    try:
+        value = msgspec.json.decode(text)
+    except msgspec.DecodeError as exc:
+        raise ConfigError(f"ARGS-JSON is not valid JSON: {exc}", file="<ARGS-JSON>") from None
+    if not isinstance(value, dict):
+        raise ConfigError("ARGS-JSON must be a JSON object", file="<ARGS-JSON>")
+    return value
+
+
+def run_explain(args: argparse.Namespace) -> int:
+    universe = load_universe(args.file)
+    call_args = _parse_args_json(args.call_args)
+    explanation = explain_call(universe, args.tool, call_args)
+    if args.json:
+        print(msgspec.json.encode(explanation).decode())
+    else:
+        print(render_explanation(explanation))
+    return 0

@@ -1,0 +1,214 @@
+"""How a live call finds a recording (DESIGN §4): exact, then keyed, then the miss policy.
+
+`UniverseIndex` is immutable and shared; `SequenceState` is the per-server consumption state of
+sequence-mode tools. Both are pure: no I/O, no Trio. Exact and keyed lookups are dictionary hits
+(O(1) in the number of recordings); `nearest` uses an inverted index of (key, value) pairs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from itertools import chain
+from typing import Any, Final, Literal, TypeAlias
+
+import msgspec
+
+from .canonical import CanonicalKey, canonical_key
+from .universe import MissPolicy, Universe, UniverseTool
+
+__all__ = [
+    "Hit",
+    "Miss",
+    "MissReason",
+    "Nearest",
+    "SequenceState",
+    "Tier",
+    "UniverseIndex",
+]
+
+Tier: TypeAlias = Literal["exact", "keyed"]
+MissReason: TypeAlias = Literal["no_recorded_result", "sequence_exhausted", "unknown_tool"]
+
+_ABSENT: Final = ("absent",)
+
+
+class Nearest(msgspec.Struct, frozen=True):
+    """The closest recording of a tool: how many (key, value) pairs it shares, which keys differ."""
+
+    index: int
+    shared: int
+    differing_keys: list[str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"index": self.index, "shared": self.shared, "differing_keys": self.differing_keys}
+
+
+class Hit(msgspec.Struct, frozen=True):
+    """A call answered by recording `index` at `tier`."""
+
+    tier: Tier
+    index: int
+
+
+class Miss(msgspec.Struct, frozen=True):
+    """A call no recording answers."""
+
+    reason: MissReason
+    policy: MissPolicy
+
+
+class _ToolIndex:
+    __slots__ = ("arg_keys", "first", "keyed", "pairs", "recordings", "tool")
+
+    def __init__(self, tool: UniverseTool, arg_keys: list[str] | None) -> None:
+        self.tool = tool
+        self.arg_keys = tuple(arg_keys) if arg_keys else None
+        self.keyed: dict[CanonicalKey, list[int]] = {}
+        self.pairs: dict[tuple[str, CanonicalKey], list[int]] = {}
+        self.recordings: list[int] = []
+        self.first: int | None = None
+
+    def keyed_key(self, args: dict[str, Any]) -> CanonicalKey:
+        assert self.arg_keys is not None
+        return tuple([canonical_key(args[k]) if k in args else _ABSENT for k in self.arg_keys])
+
+
+class UniverseIndex:
+    """Lookup tables over a universe's recordings; build once, share freely."""
+
+    def __init__(self, universe: Universe) -> None:
+        self.universe = universe
+        self._tools: dict[str, _ToolIndex] = {
+            t.name: _ToolIndex(t, universe.matching.arg_keys.get(t.name)) for t in universe.tools
+        }
+        self._exact: dict[tuple[str, CanonicalKey], list[int]] = {}
+        for i, recording in enumerate(universe.recordings):
+            tindex = self._tools[recording.tool_name]
+            args = recording.args
+            ckeys = {k: canonical_key(v) for k, v in args.items()}
+            exact_key = (recording.tool_name, ("o", tuple(sorted(ckeys.items()))))
+            self._exact.setdefault(exact_key, []).append(i)
+            if tindex.arg_keys is not None:
+                keyed = tuple([ckeys.get(k, _ABSENT) for k in tindex.arg_keys])
+                tindex.keyed.setdefault(keyed, []).append(i)
+            for pair in ckeys.items():
+                tindex.pairs.setdefault(pair, []).append(i)
+            tindex.recordings.append(i)
+            if tindex.first is None:
+                tindex.first = i
+
+    def tool(self, name: str) -> UniverseTool | None:
+        tindex = self._tools.get(name)
+        return tindex.tool if tindex is not None else None
+
+    @property
+    def tool_names(self) -> list[str]:
+        return list(self._tools)
+
+    def candidates(self, tool_name: str, args: dict[str, Any]) -> tuple[list[int], list[int]]:
+        """Recording indices that match exactly, and those that match on `arg_keys` (file order)."""
+        tindex = self._tools[tool_name]
+        exact = self._exact.get((tool_name, canonical_key(args)), [])
+        keyed = tindex.keyed.get(tindex.keyed_key(args), []) if tindex.arg_keys else []
+        return exact, keyed
+
+    def recordings_of(self, tool_name: str) -> list[int]:
+        return self._tools[tool_name].recordings
+
+    def nearest(self, tool_name: str, args: dict[str, Any], *, limit: int = 1) -> list[Nearest]:
+        """Recordings of the tool sharing the most (key, value) pairs with `args`; ties earliest.
+
+        Cost is the total length of the posting lists of the call's pairs, not the number of
+        recordings, so a miss on a 100,000-recording tool stays well under a millisecond.
+        """
+        tindex = self._tools[tool_name]
+        if tindex.first is None:
+            return []
+        postings = [tindex.pairs.get((k, canonical_key(v)), ()) for k, v in args.items()]
+        counts = Counter(chain.from_iterable(postings))
+        ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
+        if len(ranked) < limit:
+            seen = {index for index, _ in ranked}
+            for index in tindex.recordings:
+                if len(ranked) >= limit:
+                    break
+                if index not in seen:
+                    ranked.append((index, 0))
+        return [self._describe(index, shared, args) for index, shared in ranked]
+
+    def _describe(self, index: int, shared: int, args: dict[str, Any]) -> Nearest:
+        recorded = self.universe.recordings[index].args
+        differing = sorted(
+            key
+            for key in recorded.keys() | args.keys()
+            if key not in recorded
+            or key not in args
+            or canonical_key(recorded[key]) != canonical_key(args[key])
+        )
+        return Nearest(index=index, shared=shared, differing_keys=differing)
+
+    def resolve(
+        self, tool_name: str, args: dict[str, Any], state: SequenceState | None = None
+    ) -> Hit | Miss:
+        """Resolve a call; sequence-mode tools consume from `state` (required for them)."""
+        tindex = self._tools.get(tool_name)
+        if tindex is None:
+            return Miss(reason="unknown_tool", policy="fail_call")
+        exact, keyed = self.candidates(tool_name, args)
+        if tindex.tool.mode == "sequence":
+            if state is None:
+                raise ValueError("sequence-mode tools need a SequenceState")
+            hit = state.consume(exact, keyed)
+            if hit is not None:
+                return hit
+            reason: MissReason = "sequence_exhausted" if exact or keyed else "no_recorded_result"
+            return Miss(reason=reason, policy=self.universe.matching.policy_for(tool_name))
+        if exact:
+            return Hit(tier="exact", index=exact[0])
+        if keyed:
+            return Hit(tier="keyed", index=keyed[0])
+        return Miss(
+            reason="no_recorded_result", policy=self.universe.matching.policy_for(tool_name)
+        )
+
+
+class SequenceState:
+    """Which recordings of sequence-mode tools one server instance has consumed.
+
+    Consumption is atomic: the lock makes a check-and-consume one step even when in-process
+    callers use several threads (Trio tasks never interleave inside it anyway).
+    """
+
+    def __init__(self, size: int) -> None:
+        self._consumed = bytearray(size)
+        # Per candidate list (the index's own lists, so identity is stable): everything before
+        # the cursor is consumed, so repeated calls stay O(1) amortized.
+        self._cursors: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def consume(self, exact: list[int], keyed: list[int]) -> Hit | None:
+        with self._lock:
+            index = self._take(exact)
+            if index is not None:
+                return Hit(tier="exact", index=index)
+            index = self._take(keyed)
+            if index is not None:
+                return Hit(tier="keyed", index=index)
+        return None
+
+    def _take(self, candidates: list[int]) -> int | None:
+        if not candidates:
+            return None
+        position = self._cursors.get(id(candidates), 0)
+        while position < len(candidates) and self._consumed[candidates[position]]:
+            position += 1
+        self._cursors[id(candidates)] = position
+        if position == len(candidates):
+            return None
+        index = candidates[position]
+        self._consumed[index] = 1
+        return index
+
+    def consumed(self, index: int) -> bool:
+        return bool(self._consumed[index])

@@ -1,0 +1,73 @@
+"""What the agent is given when a call misses: one function per divergence policy (DESIGN §4)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from .matching import Miss, Nearest, UniverseIndex
+from .universe import Universe
+
+__all__ = ["SynthesizeHook", "empty_result", "fail_call_result"]
+
+SynthesizeHook = Callable[[str, dict[str, Any], Universe], Any]
+"""`hook(tool_name, args, universe)` returns the payload for a `synthesize` miss."""
+
+_EMPTY_BY_TYPE: dict[str, Any] = {
+    "array": [],
+    "object": {},
+    "string": "",
+    "number": 0,
+    "integer": 0,
+    "boolean": False,
+    "null": None,
+}
+
+
+def _empty_of(value: Any) -> Any:
+    if isinstance(value, list):
+        return []
+    if isinstance(value, dict):
+        return {}
+    if isinstance(value, str):
+        return ""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int | float):
+        return 0
+    return None
+
+
+def empty_result(index: UniverseIndex, tool_name: str) -> Any:
+    """A schema-shaped empty value: `result_schema`, else the first recording's type, else {}."""
+    tool = index.tool(tool_name)
+    schema = tool.result_schema if tool is not None else None
+    if schema is not None:
+        declared = schema.get("type")
+        if isinstance(declared, list):
+            declared = next((t for t in declared if t != "null"), declared[0] if declared else None)
+        if isinstance(declared, str) and declared in _EMPTY_BY_TYPE:
+            return _EMPTY_BY_TYPE[declared]
+        if "items" in schema:
+            return []
+        return {}
+    recorded = index.recordings_of(tool_name)
+    if recorded:
+        return _empty_of(index.universe.recordings[recorded[0]].result)
+    return {}
+
+
+def fail_call_result(tool_name: str, miss: Miss, nearest: Nearest | None) -> dict[str, Any]:
+    """The structured tool error of the `fail_call` policy."""
+    message = (
+        f"every recording of {tool_name!r} matching these arguments was already used"
+        if miss.reason == "sequence_exhausted"
+        else f"no recording of {tool_name!r} matches these arguments"
+    )
+    return {
+        "error": "no_recorded_result",
+        "tool": tool_name,
+        "reason": miss.reason,
+        "message": message,
+        "nearest": nearest.to_dict() if nearest is not None else None,
+    }

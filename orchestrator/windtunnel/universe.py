@@ -1,0 +1,222 @@
+"""The universe file: models, loading, validation and writing (DESIGN §3).
+
+A universe is data only. Loading never executes anything from the file; the only code a universe
+can reach is a `synthesize` hook the user passes from their own Python.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+
+from .errors import UniverseError
+
+__all__ = [
+    "FORMAT_VERSION",
+    "POLICIES",
+    "Matching",
+    "MissPolicy",
+    "Recording",
+    "ToolMode",
+    "Universe",
+    "UniverseTool",
+    "decode_universe",
+    "encode_universe",
+    "flatten_wire_args",
+    "load_universe",
+    "validate_universe",
+    "write_universe",
+]
+
+FORMAT_VERSION = 1
+MissPolicy: TypeAlias = Literal["fail_call", "empty", "nearest", "synthesize"]
+ToolMode: TypeAlias = Literal["stateless", "sequence"]
+POLICIES: tuple[str, ...] = ("fail_call", "empty", "nearest", "synthesize")
+
+
+def _object_schema() -> dict[str, Any]:
+    return {"type": "object"}
+
+
+class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """A tool the universe offers: what the agent sees in `tools/list`."""
+
+    name: str
+    input_schema: dict[str, Any] = msgspec.field(default_factory=_object_schema)
+    description: str = ""
+    result_schema: dict[str, Any] | None = None
+    mode: ToolMode = "stateless"
+
+
+class Recording(msgspec.Struct, forbid_unknown_fields=True):
+    """A witnessed call at rest: the same shape as an `MCPCall` (tool, flat args, result)."""
+
+    tool_name: str
+    args: dict[str, Any]
+    result: Any = None
+
+
+class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """How live calls that miss are answered, and which keys identify a call per tool."""
+
+    on_miss: MissPolicy = "fail_call"
+    per_tool_on_miss: dict[str, MissPolicy] = msgspec.field(default_factory=dict)
+    arg_keys: dict[str, list[str]] = msgspec.field(default_factory=dict)
+
+    def policy_for(self, tool_name: str) -> MissPolicy:
+        return self.per_tool_on_miss.get(tool_name, self.on_miss)
+
+
+class Universe(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+    """A hermetic fake upstream: tools, recordings and matching rules."""
+
+    windtunnel_universe: int
+    tools: list[UniverseTool]
+    recordings: list[Recording] = msgspec.field(default_factory=list)
+    matching: Matching = msgspec.field(default_factory=Matching)
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def tool(self, name: str) -> UniverseTool | None:
+        for tool in self.tools:
+            if tool.name == name:
+                return tool
+        return None
+
+    def uses_synthesize(self) -> list[str]:
+        """Tools whose miss policy is `synthesize` (they need a hook at serve time)."""
+        return [t.name for t in self.tools if self.matching.policy_for(t.name) == "synthesize"]
+
+
+class _VersionOnly(msgspec.Struct):
+    windtunnel_universe: Any = None
+
+
+_decoder = msgspec.json.Decoder(Universe)
+
+
+def flatten_wire_args(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """Flatten a wire wrapper (`{"arguments": {...}}` or `{"name": tool, "arguments": {...}}`)."""
+    wrapped = isinstance(args.get("arguments"), dict) and (
+        len(args) == 1 or (len(args) == 2 and args.get("name") == tool_name)
+    )
+    if wrapped:
+        inner: dict[str, Any] = args["arguments"]
+        return inner
+    return args
+
+
+def _split_msgspec_error(exc: msgspec.MsgspecError) -> tuple[str, str | None]:
+    text = str(exc)
+    message, sep, where = text.partition(" - at `")
+    if sep:
+        return message, where.rstrip("`")
+    return text, None
+
+
+def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
+    """Decode and validate universe JSON; any problem is a `UniverseError` naming file and path."""
+    try:
+        universe = _decoder.decode(data)
+    except msgspec.DecodeError as exc:
+        _raise_version_error(data, file)
+        message, path = _split_msgspec_error(exc)
+        raise UniverseError(message, file=file, path=path) from None
+    if universe.windtunnel_universe != FORMAT_VERSION:
+        raise _version_error(universe.windtunnel_universe, file)
+    for recording in universe.recordings:
+        recording.args = flatten_wire_args(recording.tool_name, recording.args)
+    validate_universe(universe, file=file)
+    return universe
+
+
+def _version_error(version: Any, file: str) -> UniverseError:
+    return UniverseError(
+        f"unsupported format version {version!r}; this Wind Tunnel reads version {FORMAT_VERSION}",
+        file=file,
+        path="$.windtunnel_universe",
+    )
+
+
+def _raise_version_error(data: bytes | str, file: str) -> None:
+    """A file of another version gets a version message, not a confusing shape error."""
+    try:
+        head = msgspec.json.decode(data, type=_VersionOnly)
+    except msgspec.DecodeError:
+        return
+    version = head.windtunnel_universe
+    if version is not None and (type(version) is not int or version != FORMAT_VERSION):
+        raise _version_error(version, file)
+
+
+def validate_universe(universe: Universe, *, file: str = "<universe>") -> None:
+    """Check every cross-reference; raise `UniverseError` for the first problem found."""
+    names: set[str] = set()
+    for i, tool in enumerate(universe.tools):
+        if not tool.name:
+            raise UniverseError(
+                "a tool needs a non-empty name", file=file, path=f"$.tools[{i}].name"
+            )
+        if tool.name in names:
+            raise UniverseError(
+                f"tool {tool.name!r} is declared twice", file=file, path=f"$.tools[{i}].name"
+            )
+        names.add(tool.name)
+    for i, recording in enumerate(universe.recordings):
+        if recording.tool_name not in names:
+            raise UniverseError(
+                f"recording names undeclared tool {recording.tool_name!r}",
+                file=file,
+                path=f"$.recordings[{i}].tool_name",
+            )
+    for tool_name, keys in universe.matching.arg_keys.items():
+        where = f"$.matching.arg_keys.{tool_name}"
+        if tool_name not in names:
+            raise UniverseError(
+                f"arg_keys names undeclared tool {tool_name!r}", file=file, path=where
+            )
+        if not keys:
+            raise UniverseError("arg_keys needs at least one key", file=file, path=where)
+        if len(set(keys)) != len(keys):
+            raise UniverseError("arg_keys lists a key twice", file=file, path=where)
+    for tool_name in universe.matching.per_tool_on_miss:
+        if tool_name not in names:
+            raise UniverseError(
+                f"per_tool_on_miss names undeclared tool {tool_name!r}",
+                file=file,
+                path=f"$.matching.per_tool_on_miss.{tool_name}",
+            )
+
+
+def load_universe(path: str | os.PathLike[str]) -> Universe:
+    """Read, parse and validate a universe file."""
+    file = os.fspath(path)
+    try:
+        data = Path(file).read_bytes()
+    except FileNotFoundError:
+        raise UniverseError("no such file", file=file) from None
+    except IsADirectoryError:
+        raise UniverseError("is a directory, expected a universe file", file=file) from None
+    except OSError as exc:
+        raise UniverseError(f"cannot read: {exc.strerror}", file=file) from None
+    return decode_universe(data, file=file)
+
+
+def encode_universe(universe: Universe) -> bytes:
+    """Deterministic, indented JSON (stable key order) so universe files diff cleanly."""
+    compact = msgspec.json.encode(universe, order="deterministic")
+    return msgspec.json.format(compact, indent=2) + b"\n"
+
+
+def write_universe(universe: Universe, path: str | os.PathLike[str]) -> None:
+    """Write atomically: a reader never sees half a universe."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.tmp")
+    try:
+        tmp.write_bytes(encode_universe(universe))
+        os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise UniverseError(f"cannot write: {exc.strerror}", file=os.fspath(target)) from None
