@@ -23,7 +23,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
+    parser: argparse.ArgumentParser = _Parser(
         prog="wt",
         description="Wind Tunnel: rerun AI agents against recorded MCP upstreams.",
     )
