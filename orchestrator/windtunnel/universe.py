@@ -7,6 +7,7 @@ can reach is a `synthesize` hook the user passes from their own Python.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
@@ -108,11 +109,22 @@ def flatten_wire_args(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
     return args
 
 
-def _split_msgspec_error(exc: msgspec.MsgspecError) -> tuple[str, str | None]:
+_BYTE_OFFSET = re.compile(r"\(byte (\d+)\)$")
+
+
+def _split_msgspec_error(exc: msgspec.MsgspecError, data: bytes | str) -> tuple[str, str | None]:
+    """msgspec says `... - at `$.path``; malformed JSON says `(byte N)`: make that line:column."""
     text = str(exc)
     message, sep, where = text.partition(" - at `")
     if sep:
         return message, where.rstrip("`")
+    offset = _BYTE_OFFSET.search(text)
+    if offset is not None:
+        raw = data.encode() if isinstance(data, str) else data
+        position = int(offset.group(1))
+        line = raw.count(b"\n", 0, position) + 1
+        column = position - (raw.rfind(b"\n", 0, position) + 1) + 1
+        text = f"{text[: offset.start()].rstrip()} (line {line}, column {column})"
     return text, None
 
 
@@ -122,7 +134,7 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
         universe = _decoder.decode(data)
     except msgspec.DecodeError as exc:
         _raise_version_error(data, file)
-        message, path = _split_msgspec_error(exc)
+        message, path = _split_msgspec_error(exc, data)
         raise UniverseError(message, file=file, path=path) from None
     if universe.windtunnel_universe != FORMAT_VERSION:
         raise _version_error(universe.windtunnel_universe, file)

@@ -1,0 +1,41 @@
+"""Shared test helpers: universes written to tmp files, deadlines for async tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+UniverseFactory = Callable[..., Path]
+
+
+def universe_doc(
+    tools: list[dict[str, Any]],
+    recordings: list[dict[str, Any]] | None = None,
+    matching: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    doc: dict[str, Any] = {"windtunnel_universe": 1, "tools": tools, "recordings": recordings or []}
+    if matching is not None:
+        doc["matching"] = matching
+    return doc
+
+
+@pytest.fixture
+def write_universe_file(tmp_path: Path) -> UniverseFactory:
+    """Write a universe document (dict or raw text) to a fresh file and return its path."""
+    counter = iter(range(1_000_000))
+
+    def write(doc: dict[str, Any] | str | bytes, name: str | None = None) -> Path:
+        path = tmp_path / (name or f"u{next(counter)}.universe.json")
+        if isinstance(doc, bytes):
+            path.write_bytes(doc)
+        elif isinstance(doc, str):
+            path.write_text(doc)
+        else:
+            path.write_text(json.dumps(doc))
+        return path
+
+    return write

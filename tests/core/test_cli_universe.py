@@ -1,0 +1,121 @@
+"""`wt validate` and `wt explain`: exit codes, one line per problem, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import UniverseFactory, universe_doc
+from windtunnel.cli.main import main
+
+EXAMPLE = Path(__file__).parents[2] / "configs" / "examples" / "crm.universe.json"
+
+
+def test_validate_ok_and_bad_files(
+    write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Good files print ok; each bad file is one stderr line naming file and path; exit 2."""
+    good = write_universe_file(universe_doc([{"name": "a"}]))
+    bad = write_universe_file(
+        universe_doc([{"name": "a"}], [{"tool_name": "b", "args": {}, "result": 1}])
+    )
+    code = main(["validate", str(good), str(bad)])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == f"{good}: ok (1 tools, 0 recordings)\n"
+    assert err == f"{bad} at $.recordings[0].tool_name: recording names undeclared tool 'b'\n"
+
+
+def test_validate_bundled_example(capsys: pytest.CaptureFixture[str]) -> None:
+    """The bundled example universe is valid."""
+    assert main(["validate", str(EXAMPLE)]) == 0
+    assert capsys.readouterr().out == f"{EXAMPLE}: ok (2 tools, 4 recordings)\n"
+
+
+def test_validate_notes_synthesize_hook(
+    write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A synthesize universe validates, with a note that a hook is required."""
+    path = write_universe_file(universe_doc([{"name": "a"}], matching={"on_miss": "synthesize"}))
+    assert main(["validate", str(path)]) == 0
+    assert "needs a hook at serve time (tools: a)" in capsys.readouterr().out
+
+
+def test_explain_hit_and_miss(capsys: pytest.CaptureFixture[str]) -> None:
+    """explain names the tier and, for a miss, the nearest recordings and differing keys."""
+    assert (
+        main(
+            [
+                "explain",
+                str(EXAMPLE),
+                "client_lookup",
+                '{"query": "Bluewing Logistics", "verbose": true}',
+            ]
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "keyed hit: recording #0 has equal values on arg_keys ['query']" in out
+    assert main(["explain", str(EXAMPLE), "client_lookup", '{"query": "Bluewing"}']) == 0
+    out = capsys.readouterr().out
+    assert "miss (no_recorded_result); policy fail_call answers" in out
+    assert '    query: recorded "Bluewing Logistics" != call "Bluewing"' in out
+
+
+def test_explain_json_and_absent_keys(capsys: pytest.CaptureFixture[str]) -> None:
+    """--json gives machine-readable output; absent sides are left out."""
+    assert main(["explain", "--json", str(EXAMPLE), "client_lookup", '{"name": "x"}']) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["outcome"] == "miss"
+    assert data["nearest"][0]["differences"] == {
+        "name": {"call": "x"},
+        "query": {"recorded": "Bluewing Logistics"},
+    }
+
+
+def test_explain_sequence_has_no_side_effects(capsys: pytest.CaptureFixture[str]) -> None:
+    """Explaining a sequence-mode call twice gives the same first recording."""
+    for _ in range(2):
+        assert main(["explain", str(EXAMPLE), "list_invoices", '{"account_id": "ACC-1042"}']) == 0
+        assert "exact hit: recording #2" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["explain", str(EXAMPLE), "client_lookup", "{nope"], "ARGS-JSON is not valid JSON"),
+        (["explain", str(EXAMPLE), "client_lookup", "[1]"], "ARGS-JSON must be a JSON object"),
+        (["explain", "/no/such.json", "t", "{}"], "/no/such.json: no such file"),
+    ],
+)
+def test_explain_bad_input_exits_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad input is one `wt: error:` line and exit code 2."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("wt: error: ") and message in err and "Traceback" not in err
+
+
+def test_cli_subprocess_no_traceback_without_debug(tmp_path: Path) -> None:
+    """The installed program prints no traceback unless --debug is given."""
+    bad = tmp_path / "bad.json"
+    bad.write_text("{")
+    run = [sys.executable, "-m", "windtunnel", "explain", str(bad), "t", "{}"]
+    plain = subprocess.run(run, capture_output=True, text=True, timeout=60)
+    assert plain.returncode == 2 and "Traceback" not in plain.stderr
+    debug = subprocess.run(
+        [*run[:3], "--debug", *run[3:]], capture_output=True, text=True, timeout=60
+    )
+    assert "Traceback" in debug.stderr
+
+
+def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    """Unknown subcommands and missing arguments are usage errors with exit code 2."""
+    with pytest.raises(SystemExit) as info:
+        main(["explain"])
+    assert info.value.code == 2
