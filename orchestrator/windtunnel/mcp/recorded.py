@@ -8,13 +8,20 @@ from typing import Any
 from ..calls import MCPCall
 from ..errors import UnknownToolError
 from ..miss_answers import SynthesizeHook
-from ..replay import Replay
+from ..replay import CallListener, Replay
 from ..universe import Universe, load_universe
+from ._bridge import ToolSpec
+from .spi import MCPServer
 
-__all__ = ["RecordedMCPServer"]
+__all__ = ["RecordedMCPServer", "upstream_name"]
 
 
-class RecordedMCPServer:
+def upstream_name(path: str | os.PathLike[str]) -> str:
+    """`crm.universe.json` → `crm`."""
+    return os.path.basename(os.fspath(path)).split(".")[0] or "universe"
+
+
+class RecordedMCPServer(MCPServer):
     """Serves one universe; every answer comes from the in-process replay engine."""
 
     def __init__(
@@ -23,19 +30,31 @@ class RecordedMCPServer:
         *,
         synthesize: SynthesizeHook | None = None,
         name: str | None = None,
+        scenario: str | None = None,
     ) -> None:
+        super().__init__()
         if isinstance(path_or_universe, Universe):
             universe = path_or_universe
             default_name = "universe"
         else:
             universe = load_universe(path_or_universe)
-            default_name = os.path.basename(os.fspath(path_or_universe)).split(".")[0]
+            default_name = upstream_name(path_or_universe)
         self.name = name or default_name
-        self.replay = Replay(universe, synthesize=synthesize, upstream=self.name)
+        self.replay = Replay(universe, synthesize=synthesize, upstream=self.name, scenario=scenario)
 
     @property
     def universe(self) -> Universe:
         return self.replay.universe
+
+    def add_listener(self, listener: CallListener) -> None:
+        """Call `listener(call)` for every call, right after it is logged."""
+        self.replay.listeners.append(listener)
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return [ToolSpec(t.name, t.input_schema, t.description) for t in self.universe.tools]
+
+    async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
+        return self.replay.call(tool_name, args)
 
     def call_tool(self, tool_name: str, args: dict[str, Any]) -> Any:
         """Resolve a call exactly as a live MCP call would and return the bare payload."""

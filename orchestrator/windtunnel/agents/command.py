@@ -1,0 +1,138 @@
+"""`CommandAgent`: run any program as the agent under test."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+import trio
+
+from .base import AgentContext, AgentError, AgentResult, agent_env, write_mcp_config
+
+__all__ = ["CommandAgent"]
+
+TaskVia = Literal["stdin", "file", "arg"]
+PLACEHOLDERS = ("{mcp_config}", "{task_file}", "{task}", "{scenario}", "{seed}", "{workdir}")
+MAX_STDOUT = 4 * 1024 * 1024
+STDERR_TAIL = 16 * 1024
+KILL_GRACE_S = 2.0
+
+
+class CommandAgent:
+    """A command template such as `["my-agent", "--mcp-config", "{mcp_config}"]`.
+
+    The program gets the upstreams as an `mcpServers` JSON file (`{mcp_config}`, also
+    `$WT_MCP_CONFIG`) and as `$WT_MCP_URL_<NAME>` variables; the task on stdin (default), in a file
+    (`{task_file}`) or as an argument (`{task}`). Its stdout is the final answer. The command runs
+    in its own process group, which is killed as a whole when the run times out.
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        task_via: TaskVia = "stdin",
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not command:
+            raise ValueError("a command agent needs a non-empty command")
+        self.command = list(command)
+        self.task_via = task_via
+        self.env = dict(env or {})
+        self.cwd = cwd
+        self.name = name or os.path.basename(self.command[0])
+
+    def argv(self, ctx: AgentContext) -> list[str]:
+        values = {
+            "{mcp_config}": str(ctx.mcp_config_path),
+            "{task_file}": str(ctx.workdir / "task.txt"),
+            "{task}": ctx.task,
+            "{scenario}": ctx.scenario,
+            "{seed}": str(ctx.seed),
+            "{workdir}": str(ctx.workdir),
+        }
+        argv = []
+        for part in self.command:
+            for placeholder in PLACEHOLDERS:
+                if placeholder in part:
+                    part = part.replace(placeholder, values[placeholder])
+            argv.append(part)
+        return argv
+
+    async def run(self, ctx: AgentContext) -> AgentResult:
+        write_mcp_config(ctx)
+        (ctx.workdir / "task.txt").write_text(ctx.task)
+        env = {**os.environ, **agent_env(ctx), **self.env}
+        try:
+            process = await trio.lowlevel.open_process(
+                self.argv(ctx),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise AgentError(f"cannot start agent {self.command[0]!r}: {exc.strerror}") from None
+        stdout = bytearray()
+        stderr = bytearray()
+        truncated = False
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._feed, process, ctx.task)
+
+                async def read_stdout() -> None:
+                    nonlocal truncated
+                    assert process.stdout is not None
+                    async for chunk in process.stdout:
+                        room = MAX_STDOUT - len(stdout)
+                        if len(chunk) > room:
+                            truncated = True
+                        stdout.extend(chunk[: max(room, 0)])
+
+                async def read_stderr() -> None:
+                    assert process.stderr is not None
+                    async for chunk in process.stderr:
+                        stderr.extend(chunk)
+                        del stderr[:-STDERR_TAIL]
+
+                nursery.start_soon(read_stdout)
+                nursery.start_soon(read_stderr)
+                await process.wait()
+        finally:
+            if process.returncode is None:
+                with trio.CancelScope(shield=True):
+                    await _kill_group(process)
+        err_text = stderr.decode(errors="replace")
+        if process.returncode != 0:
+            tail = err_text.strip().splitlines()[-1:] or ["(no stderr)"]
+            raise AgentError(f"agent exited with code {process.returncode}: {tail[0][:500]}")
+        output = stdout.decode(errors="replace")
+        if truncated:
+            raise AgentError(f"agent printed more than {MAX_STDOUT} bytes on stdout")
+        return AgentResult(output=output.strip(), stderr=err_text, exit_code=process.returncode)
+
+    async def _feed(self, process: trio.Process, task: str) -> None:
+        assert process.stdin is not None
+        async with process.stdin:
+            if self.task_via == "stdin":
+                # An agent that does not read stdin is fine: that is its business.
+                with contextlib.suppress(trio.BrokenResourceError):
+                    await process.stdin.send_all(task.encode())
+
+
+async def _kill_group(process: trio.Process) -> None:
+    """SIGTERM the whole process group, then SIGKILL after a grace period."""
+    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        with trio.move_on_after(wait):
+            await process.wait()
+            return

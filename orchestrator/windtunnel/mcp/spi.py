@@ -1,0 +1,114 @@
+"""The MCPServer SPI: the lifecycle every server type shares (DESIGN §2, §5).
+
+    server = RecordedMCPServer("crm.universe.json")  # or MockMCPServer, or your own
+    url = await server.start(nursery)                  # bound and ready: hand `url` to the agent
+    ...                                                # the agent calls tools
+    calls = server.call_log()                          # every call, in arrival order
+    await server.stop()                                # graceful, then hard after a deadline
+
+`call_tool(name, args)` answers in process exactly as a live call would. Subclasses provide the
+tool list and `answer`; serving, stopping and stdio are shared here.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import trio
+
+from .. import __version__
+from ..calls import MCPCall
+from ..errors import ServerError
+from ._bridge import HTTPServing, ToolSpec, build_sdk_server, serve_http, serve_stdio
+
+__all__ = ["MCPServer"]
+
+
+class MCPServer(ABC):
+    """A server an agent can reach over MCP, with a call log."""
+
+    name: str
+
+    def __init__(self) -> None:
+        self._serving: HTTPServing | None = None
+
+    # -- what a server type provides ------------------------------------------------------
+
+    @abstractmethod
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tools offered in `tools/list`."""
+
+    @abstractmethod
+    async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
+        """Resolve one live call, record it, and return the recorded call."""
+
+    @abstractmethod
+    def call_tool(self, tool_name: str, args: dict[str, Any]) -> Any:
+        """Resolve one call in process and return the bare payload."""
+
+    @abstractmethod
+    def call_log(self) -> list[MCPCall]:
+        """Every call so far, in arrival order."""
+
+    # -- lifecycle --------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The Streamable HTTP endpoint; only while started."""
+        if self._serving is None:
+            raise ServerError(f"server {self.name!r} is not started")
+        return self._serving.url
+
+    @property
+    def started(self) -> bool:
+        return self._serving is not None
+
+    def sdk_server(self) -> Any:
+        return build_sdk_server(self.name, __version__, self.tool_specs(), self.answer)
+
+    async def serve(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve over HTTP until stopped or cancelled; report the URL once ready."""
+        if self._serving is not None:
+            raise ServerError(f"server {self.name!r} is already started")
+
+        async with trio.open_nursery() as nursery:
+            try:
+                serving: HTTPServing = await nursery.start(
+                    lambda task_status: serve_http(
+                        self.sdk_server(), host=host, port=port, task_status=task_status
+                    )
+                )
+            except OSError as exc:
+                raise ServerError(
+                    f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
+                ) from None
+            self._serving = serving
+            try:
+                task_status.started(serving.url)
+                await serving.finished.wait()
+            finally:
+                self._serving = None
+
+    async def start(self, nursery: trio.Nursery, *, host: str = "127.0.0.1", port: int = 0) -> str:
+        """Start serving in `nursery`; return the URL once the socket is bound."""
+        url: str = await nursery.start(
+            lambda task_status: self.serve(host=host, port=port, task_status=task_status)
+        )
+        return url
+
+    async def stop(self, *, grace_s: float = 2.0) -> None:
+        """Stop serving: finish in-flight requests, then cancel whatever remains after `grace_s`."""
+        serving = self._serving
+        if serving is not None:
+            await serving.stop(grace_s=grace_s)
+
+    async def serve_stdio(self) -> None:
+        """Serve on stdin/stdout until stdin closes."""
+        await serve_stdio(self.sdk_server())
