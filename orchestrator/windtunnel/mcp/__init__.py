@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from ._bridge import ToolSpec
+from .mock import MockMCPServer
 from .recorded import RecordedMCPServer
+from .spi import MCPServer
 
-__all__ = ["RecordedMCPServer"]
+__all__ = ["MCPServer", "MockMCPServer", "RecordedMCPServer", "ToolSpec"]

@@ -1,0 +1,41 @@
+"""Logging set-up for the CLI: structlog events as JSON lines (or console lines on a terminal)."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Literal, TextIO
+
+import structlog
+
+__all__ = ["LogFormat", "configure_logging"]
+
+LogFormat = Literal["auto", "json", "console"]
+
+
+def configure_logging(
+    *, fmt: LogFormat = "auto", stream: TextIO | None = None, level: int = logging.INFO
+) -> None:
+    """Configure structlog once: ISO timestamps, level names, one line per event."""
+    out = stream if stream is not None else sys.stderr
+    if fmt == "auto":
+        fmt = "console" if out.isatty() else "json"
+    renderer: structlog.types.Processor = (
+        structlog.dev.ConsoleRenderer(colors=out.isatty())
+        if fmt == "console"
+        else structlog.processors.JSONRenderer(sort_keys=False)
+    )
+    structlog.configure(
+        processors=[
+            structlog.processors.add_log_level,
+            structlog.processors.TimeStamper(fmt="iso", utc=True),
+            renderer,
+        ],
+        wrapper_class=structlog.make_filtering_bound_logger(level),
+        logger_factory=structlog.PrintLoggerFactory(out),
+        cache_logger_on_first_use=False,
+    )
+    # The SDK and hypercorn log through stdlib logging: warnings and worse, as plain lines.
+    logging.basicConfig(
+        level=logging.WARNING, stream=out, format="%(levelname)s %(name)s: %(message)s"
+    )
