@@ -20,10 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import hypercorn.config
-import hypercorn.trio
 import mcp_types as types
 import pydantic
 import trio
+from hypercorn.app_wrappers import ASGIWrapper
+from hypercorn.config import Sockets
+from hypercorn.trio.run import worker_serve
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
@@ -36,6 +38,7 @@ __all__ = [
     "Answer",
     "HTTPServing",
     "ToolSpec",
+    "bind_sockets",
     "build_sdk_server",
     "serve_http",
     "serve_stdio",
@@ -152,11 +155,30 @@ class HTTPServing:
         await self.finished.wait()
 
 
+def _config(host: str, port: int) -> hypercorn.config.Config:
+    config = hypercorn.config.Config()
+    config.bind = [_bind(host, port)]
+    config.accesslog = None
+    config.errorlog = None
+    config.graceful_timeout = GRACEFUL_TIMEOUT_S
+    return config
+
+
+def bind_sockets(host: str, port: int) -> Sockets:
+    """Bind and listen now, so a taken port is a plain `OSError` for the caller."""
+    config = _config(host, port)
+    sockets = config.create_sockets()
+    for sock in sockets.insecure_sockets:
+        sock.listen(config.backlog)
+    return sockets
+
+
 async def serve_http(
     server: Server[Any],
     *,
     host: str = "127.0.0.1",
     port: int = 0,
+    sockets: Sockets | None = None,
     path: str = "/mcp",
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
@@ -173,19 +195,18 @@ async def serve_http(
         host=host,
         max_request_body_size=MAX_REQUEST_BODY,
     )
-    config = hypercorn.config.Config()
-    config.bind = [_bind(host, port)]
-    config.accesslog = None
-    config.errorlog = None
-    config.graceful_timeout = GRACEFUL_TIMEOUT_S
+    config = _config(host, port)
+    if sockets is None:
+        sockets = bind_sockets(host, port)
     shutdown = trio.Event()
     finished = trio.Event()
     scope = trio.CancelScope()
 
     async def run(task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
-        await hypercorn.trio.serve(
-            app,  # type: ignore[arg-type]  # Starlette is an ASGI app; hypercorn's types are narrower
+        await worker_serve(
+            ASGIWrapper(app),  # type: ignore[arg-type]  # Starlette is ASGI; hypercorn's type is narrower
             config,
+            sockets=sockets,
             shutdown_trigger=shutdown.wait,
             task_status=task_status,
         )
@@ -196,6 +217,8 @@ async def serve_http(
                 binds: list[str] = await nursery.start(run)
                 task_status.started(HTTPServing(binds[0] + path, shutdown, scope, finished))
     finally:
+        for sock in sockets.insecure_sockets:
+            sock.close()  # hypercorn closes its listeners; this covers a cancel before it started
         finished.set()
 
 

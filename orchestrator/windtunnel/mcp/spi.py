@@ -20,7 +20,14 @@ import trio
 from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
-from ._bridge import HTTPServing, ToolSpec, build_sdk_server, serve_http, serve_stdio
+from ._bridge import (
+    HTTPServing,
+    ToolSpec,
+    bind_sockets,
+    build_sdk_server,
+    serve_http,
+    serve_stdio,
+)
 
 __all__ = ["MCPServer"]
 
@@ -78,17 +85,22 @@ class MCPServer(ABC):
         if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
 
+        try:
+            sockets = bind_sockets(host, port)
+        except OSError as exc:
+            raise ServerError(
+                f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
+            ) from None
         async with trio.open_nursery() as nursery:
-            try:
-                serving: HTTPServing = await nursery.start(
-                    lambda task_status: serve_http(
-                        self.sdk_server(), host=host, port=port, task_status=task_status
-                    )
+            serving: HTTPServing = await nursery.start(
+                lambda task_status: serve_http(
+                    self.sdk_server(),
+                    host=host,
+                    port=port,
+                    sockets=sockets,
+                    task_status=task_status,
                 )
-            except OSError as exc:
-                raise ServerError(
-                    f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
-                ) from None
+            )
             self._serving = serving
             try:
                 task_status.started(serving.url)

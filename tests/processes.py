@@ -1,0 +1,44 @@
+"""Running `wt` as a real subprocess in tests: start, read the URL it prints, stop it."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import trio
+
+WT = [sys.executable, "-m", "windtunnel"]
+
+
+async def read_until(stream: trio.abc.ReceiveStream, marker: bytes) -> bytes:
+    """Read until `marker` has arrived (a deadline comes from the caller)."""
+    data = b""
+    while marker not in data:
+        chunk = await stream.receive_some()
+        if not chunk:
+            raise AssertionError(f"stream closed before {marker!r}; got {data!r}")
+        data += chunk
+    return data
+
+
+@asynccontextmanager
+async def wt_serve(*args: str) -> AsyncIterator[tuple[trio.Process, bytes]]:
+    """`wt serve ARGS` until the first stdout block (the URL, or a whole JSON config) is printed."""
+    process = await trio.lowlevel.open_process(
+        [*WT, "serve", "--log-format", "json", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        assert process.stdout is not None
+        marker = b"}\n" if len([a for a in args if not a.startswith("-")]) > 1 else b"\n"
+        first = await read_until(process.stdout, marker)
+        yield process, first
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGKILL)
+            with trio.CancelScope(shield=True):
+                await process.wait()

@@ -1,0 +1,48 @@
+"""The compatibility script every real MCP client runs against a served universe."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+COMPAT_UNIVERSE = Path(__file__).parents[1] / "data" / "compat.universe.json"
+TOOL_NAMES = ["client_lookup", "charge_card", "motd", "snapshot"]
+BLUEWING = {"name": "Bluewing Logistics", "email": "ops@bluewing.example"}
+
+# (tool, args) in order: exact hit, keyed hit, fail_call miss, recorded tool error, unknown tool.
+CALLS: list[dict[str, Any]] = [
+    {"tool": "client_lookup", "args": {"query": "Bluewing Logistics"}},
+    {"tool": "client_lookup", "args": {"query": "Bluewing Logistics", "verbose": True}},
+    {"tool": "client_lookup", "args": {"query": "Bluewing"}},
+    {"tool": "charge_card", "args": {"amount": 120}},
+    {"tool": "refund_card", "args": {"amount": 120}},
+]
+MISS_NEAREST = {"index": 0, "shared": 0, "differing_keys": ["query"]}
+
+
+def assert_compat_call_log(calls: list[Any]) -> None:
+    """The server's own call log after CALLS: tiers and divergences, in order."""
+    assert [c.tool_name for c in calls] == [c["tool"] for c in CALLS]
+    assert [c.args for c in calls] == [c["args"] for c in CALLS]
+    assert calls[0].extra == {"match": {"tier": "exact", "index": 0}}
+    assert calls[1].extra == {"match": {"tier": "keyed", "index": 0}}
+    assert calls[2].extra["divergence"] == {
+        "tool": "client_lookup",
+        "args": {"query": "Bluewing"},
+        "reason": "no_recorded_result",
+        "policy": "fail_call",
+        "nearest": MISS_NEAREST,
+    }
+    assert calls[3].extra == {"match": {"tier": "exact", "index": 1}}
+    assert calls[3].is_error is True
+    assert calls[4].extra["divergence"]["reason"] == "unknown_tool"
+
+
+def fail_call_payload() -> dict[str, Any]:
+    return {
+        "error": "no_recorded_result",
+        "tool": "client_lookup",
+        "reason": "no_recorded_result",
+        "message": "no recording of 'client_lookup' matches these arguments",
+        "nearest": MISS_NEAREST,
+    }

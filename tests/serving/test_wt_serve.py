@@ -1,0 +1,129 @@
+"""`wt serve` as a real process: HTTP, several universes, stdio, clean shutdown on signals."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sys
+
+import mcp
+import pytest
+import trio
+from mcp import StdioServerParameters
+
+from tests.core.test_cli_universe import EXAMPLE
+from tests.processes import WT, wt_serve
+from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE, TOOL_NAMES
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+async def test_wt_serve_prints_url_serves_and_stops_on_signal(stop_signal: signal.Signals) -> None:
+    """The URL is printed once ready; each call is one JSON log line; a signal stops it with 0."""
+    with trio.fail_after(60):
+        async with wt_serve(str(COMPAT_UNIVERSE)) as (process, first):
+            url = first.decode().strip()
+            assert url.startswith("http://127.0.0.1:")
+            assert url.endswith("/mcp")
+            async with mcp.Client(url) as client:
+                hit = await client.call_tool("client_lookup", {"query": "Bluewing Logistics"})
+                miss = await client.call_tool("client_lookup", {"query": "Nobody"})
+            process.send_signal(stop_signal)
+            await process.wait()
+            assert process.stderr is not None
+            stderr = await process.stderr.receive_some(1 << 20)
+    assert process.returncode == 0
+    assert hit.structured_content == BLUEWING
+    assert miss.is_error is True
+    events = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
+    names = [e["event"] for e in events]
+    assert names == [
+        "server_started",
+        "tool_call",
+        "universe_divergence",
+        "tool_call",
+        "shutting_down",
+        "server_stopped",
+    ]
+    assert events[1]["tier"] == "exact"
+    assert events[2]["reason"] == "no_recorded_result"
+    assert events[5]["calls"] == 2
+
+
+async def test_wt_serve_several_universes_prints_mcp_servers_config() -> None:
+    """Several NAME=FILE universes each get a URL, printed as a ready `mcpServers` config."""
+    with trio.fail_after(60):
+        async with wt_serve(f"crm={EXAMPLE}", f"compat={COMPAT_UNIVERSE}") as (process, first):
+            config = json.loads(first)
+            assert sorted(config["mcpServers"]) == ["compat", "crm"]
+            urls = {name: entry["url"] for name, entry in config["mcpServers"].items()}
+            assert all(entry["type"] == "http" for entry in config["mcpServers"].values())
+            async with mcp.Client(urls["compat"]) as client:
+                tools = [t.name for t in (await client.list_tools()).tools]
+            async with mcp.Client(urls["crm"]) as client:
+                invoices = await client.call_tool("list_invoices", {"account_id": "ACC-1042"})
+            process.send_signal(signal.SIGTERM)
+            await process.wait()
+    assert tools == TOOL_NAMES
+    assert invoices.structured_content["next_cursor"] == "p2"
+    assert process.returncode == 0
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_stdio_client_spawns_wt_serve_stdio(mode: str) -> None:
+    """The SDK's stdio client spawns `wt serve --stdio` and gets the same answers."""
+    params = StdioServerParameters(
+        command=sys.executable, args=[*WT[1:], "serve", "--stdio", str(COMPAT_UNIVERSE)]
+    )
+    with trio.fail_after(60):
+        async with mcp.Client(params, mode=mode) as client:
+            tools = [t.name for t in (await client.list_tools()).tools]
+            hit = await client.call_tool("client_lookup", {"query": "Bluewing Logistics", "v": 1})
+            miss = await client.call_tool("client_lookup", {"query": "Nobody"})
+            with pytest.raises(mcp.MCPError) as info:
+                await client.call_tool("refund_card", {})
+    assert tools == TOOL_NAMES
+    assert hit.structured_content == BLUEWING
+    assert miss.is_error is True
+    assert info.value.code == -32602
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["serve", "--stdio", "a.json", "b.json"], "--stdio serves exactly one universe"),
+        (["serve", "--port", "9", "a=x.json", "b=x.json"], "--port needs exactly one universe"),
+        (["serve", "a=x.json", "a=y.json"], "upstream name 'a' is used twice"),
+        (["serve", "/no/such.universe.json"], "/no/such.universe.json: no such file"),
+        (["serve", "--synthesize", "nomodule_xyz:f", "x.json"], "cannot import 'nomodule_xyz:f'"),
+    ],
+)
+def test_wt_serve_bad_input_exits_2(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Bad arguments and files are one error line and exit code 2."""
+    from windtunnel.cli.main import main
+
+    assert main(argv) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_wt_serve_refuses_synthesize_without_hook(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A universe whose policy is `synthesize` needs --synthesize."""
+    from pathlib import Path
+
+    from windtunnel.cli.main import main
+
+    path = Path(str(tmp_path)) / "s.universe.json"
+    path.write_text(
+        json.dumps(
+            {
+                "windtunnel_universe": 1,
+                "tools": [{"name": "a"}],
+                "matching": {"on_miss": "synthesize"},
+            }
+        )
+    )
+    assert main(["serve", str(path)]) == 2
+    assert "pass synthesize=<callable>" in capsys.readouterr().err
