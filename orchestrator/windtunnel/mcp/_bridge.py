@@ -5,7 +5,7 @@ SDK's low-level `Server`, serves it over Streamable HTTP with hypercorn's Trio w
 and maps answers to `CallToolResult`s:
 
 - a recorded MCP `CallToolResult` (see `is_tool_result`) is served as recorded;
-- an object becomes `structuredContent` plus a text block with its JSON;
+- an object becomes `structuredContent` plus a text block with its JSON (sorted keys);
 - a string becomes a text block; anything else becomes a text block with its JSON;
 - an answer flagged as an error (`fail_call`, a failed hook, a raising mock tool) sets `isError`;
 - a call to an undeclared tool is the JSON-RPC error -32602 naming the tool.
@@ -66,7 +66,9 @@ class ToolSpec:
 
 
 def _text(value: Any) -> dict[str, Any]:
-    return {"type": "text", "text": value if isinstance(value, str) else json.dumps(value)}
+    # Sorted keys: a live mock and its frozen replay render the same text, whatever the key order.
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return {"type": "text", "text": text}
 
 
 def to_call_tool_result(call: MCPCall) -> types.CallToolResult:

@@ -83,8 +83,8 @@ class _MockTool:
 class MockMCPServer(MCPServer):
     """A server whose tools are Python functions (sync or async), called with keyword args.
 
-    A tool that raises answers a tool error (`isError`) with `{"error": <exception type>,
-    "message": ...}`; a call to an undeclared tool is a divergence like in a recorded server.
+    A tool that raises answers a tool error: a `CallToolResult` with `isError` and
+    `structuredContent` `{"error": <exception type>, "message": ...}`; a call to an undeclared tool is a divergence like in a recorded server.
     """
 
     def __init__(self, name: str = "mock") -> None:
@@ -199,10 +199,16 @@ class MockMCPServer(MCPServer):
         )
 
     def _failure(self, tool_name: str, args: dict[str, Any], exc: Exception) -> MCPCall:
+        # Shaped as an MCP CallToolResult so a frozen universe replays it as the same tool error.
+        error = {"error": type(exc).__name__, "message": str(exc)}
         return MCPCall(
             tool_name=tool_name,
             args=args,
-            result={"error": type(exc).__name__, "message": str(exc)},
+            result={
+                "content": [{"type": "text", "text": f"{error['error']}: {error['message']}"}],
+                "structuredContent": error,
+                "isError": True,
+            },
             upstream=self.name,
             is_error=True,
         )
