@@ -67,7 +67,9 @@ class ToolSpec:
 
 def _text(value: Any) -> dict[str, Any]:
     # Sorted keys: a live mock and its frozen replay render the same text, whatever the key order.
-    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    text = (
+        value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    )
     return {"type": "text", "text": text}
 
 

@@ -84,7 +84,8 @@ class MockMCPServer(MCPServer):
     """A server whose tools are Python functions (sync or async), called with keyword args.
 
     A tool that raises answers a tool error: a `CallToolResult` with `isError` and
-    `structuredContent` `{"error": <exception type>, "message": ...}`; a call to an undeclared tool is a divergence like in a recorded server.
+    `structuredContent` `{"error": <exception type>, "message": ...}`. A call to an undeclared
+    tool is a divergence, as in a recorded server.
     """
 
     def __init__(self, name: str = "mock") -> None:
