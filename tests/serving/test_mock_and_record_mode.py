@@ -80,7 +80,7 @@ def test_mock_in_process_calls_and_errors() -> None:
 
 async def test_async_tool_in_process_inside_trio_is_a_clear_error() -> None:
     """Inside Trio, a sync call of an async tool says to await `answer` instead."""
-    with pytest.raises(ServerError, match="await server.answer"):
+    with pytest.raises(ServerError, match=r"await server\.answer"):
         build_mock().call_tool("exchange_rate", {"currency": "EUR"})
 
 

@@ -7,7 +7,7 @@ import pytest
 from tests.core.test_cli_universe import EXAMPLE
 from tests.serving.compat import COMPAT_UNIVERSE
 
-USER_TESTS = f'''
+USER_TESTS = f"""
 import asyncio
 
 import mcp
@@ -46,7 +46,7 @@ def test_two_upstreams(windtunnel_serve):
     ask(crm.url, "client_lookup", {{"query": "ACC-1042"}})
     ask(compat.url, "motd", {{}})
     assert [c.upstream for c in crm.call_log() + compat.call_log()] == ["crm", "compat"]
-'''
+"""
 
 
 def test_plugin_serves_and_fails_on_divergence(pytester: pytest.Pytester) -> None:
