@@ -52,6 +52,7 @@ class Replay:
         self.upstream = upstream
         self.scenario = scenario
         self.listeners: list[CallListener] = []
+        self.log_events = True
         self._state = SequenceState(len(universe.recordings))
         self._log: list[MCPCall] = []
 
@@ -91,6 +92,7 @@ class Replay:
         )
         policy = miss.policy
         is_error = False
+        fault: str | None = None
         result: Any
         if not known:
             result = {
@@ -108,18 +110,15 @@ class Replay:
             try:
                 result = self.synthesize(tool_name, dict(args), self.universe)
             except Exception as exc:  # a user hook may fail in any way; the server must not
+                fault = f"the synthesize hook raised {type(exc).__name__}: {exc}"
                 logger.error(
                     "synthesize_failed",
                     tool=tool_name,
-                    error=f"{type(exc).__name__}: {exc}",
+                    error=fault,
                     upstream=self.upstream,
                     scenario=self.scenario,
                 )
-                result = {
-                    "error": "synthesize_failed",
-                    "tool": tool_name,
-                    "message": f"the synthesize hook raised {type(exc).__name__}: {exc}",
-                }
+                result = {"error": "synthesize_failed", "tool": tool_name, "message": fault}
                 is_error = True
         else:
             # `fail_call`, and `nearest` on a tool with no recordings.
@@ -133,14 +132,18 @@ class Replay:
             "policy": policy,
             "nearest": nearest.to_dict() if nearest is not None else None,
         }
-        logger.warning(
-            "universe_divergence", **divergence, upstream=self.upstream, scenario=self.scenario
-        )
+        if self.log_events:
+            logger.warning(
+                "universe_divergence", **divergence, upstream=self.upstream, scenario=self.scenario
+            )
+        extra: dict[str, Any] = {"divergence": divergence}
+        if fault is not None:
+            extra["fault"] = fault  # the orchestrator fails the scenario with this reason
         return MCPCall(
             tool_name=tool_name,
             args=args,
             result=result,
-            extra={"divergence": divergence},
+            extra=extra,
             upstream=self.upstream,
             is_error=is_error,
         )

@@ -37,16 +37,21 @@ async def test_wt_serve_prints_url_serves_and_stops_on_signal(stop_signal: signa
     events = [json.loads(line) for line in stderr.decode().splitlines() if line.startswith("{")]
     names = [e["event"] for e in events]
     assert names == [
+        "fleet_started",
+        "scenario_started",
         "server_started",
         "tool_call",
-        "universe_divergence",
         "tool_call",
-        "shutting_down",
+        "universe_divergence",
         "server_stopped",
+        "scenario_finished",
+        "fleet_stopped",
     ]
-    assert events[1]["tier"] == "exact"
-    assert events[2]["reason"] == "no_recorded_result"
-    assert events[5]["calls"] == 2
+    assert [e["seq"] for e in events] == list(range(1, 10))
+    assert events[3]["tier"] == "exact"
+    assert events[5]["reason"] == "no_recorded_result"
+    assert events[6]["calls"] == 2
+    assert events[7]["divergences"] == 1
 
 
 async def test_wt_serve_several_universes_prints_mcp_servers_config() -> None:

@@ -7,21 +7,18 @@ import importlib
 import json
 import signal
 import sys
-from typing import Any
+from typing import Any, TextIO
 
-import structlog
 import trio
 
+from ..actors import JsonLinesSink, open_fleet
 from ..agents.base import mcp_config
-from ..calls import MCPCall
 from ..errors import ConfigError
 from ..mcp.recorded import RecordedMCPServer, upstream_name
 from ..miss_answers import SynthesizeHook
 from .logs import configure_logging
 
-__all__ = ["register_serve"]
-
-logger = structlog.get_logger("windtunnel")
+__all__ = ["load_hook", "parse_upstreams", "register_serve"]
 
 
 def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -29,8 +26,9 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "serve",
         help="serve universes as MCP servers (Streamable HTTP at /mcp, or stdio)",
         description=(
-            "Serve one or more universes. Give FILE or NAME=FILE; with several, every upstream "
-            "gets its own URL and an `mcpServers` client config is printed."
+            "Serve one or more universes under one supervisor. Give FILE or NAME=FILE; with "
+            "several, every upstream gets its own URL and an `mcpServers` client config is "
+            "printed. Events (one JSON object per line) go to stderr, or --events FILE."
         ),
     )
     parser.add_argument("files", nargs="+", metavar="[NAME=]FILE")
@@ -39,6 +37,13 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     parser.add_argument("--stdio", action="store_true", help="speak MCP on stdin/stdout instead")
     parser.add_argument(
         "--synthesize", metavar="MODULE:FUNCTION", help="hook for the `synthesize` miss policy"
+    )
+    parser.add_argument("--events", metavar="FILE", help="write events to FILE instead of stderr")
+    parser.add_argument(
+        "--feed-port",
+        type=int,
+        metavar="PORT",
+        help="serve a live WebSocket event feed (0: any free port); follow it with `wt watch`",
     )
     parser.add_argument("--log-format", choices=["auto", "json", "console"], default="auto")
     parser.set_defaults(func=run_serve)
@@ -78,21 +83,6 @@ def load_hook(spec: str | None) -> SynthesizeHook | None:
     return hook  # type: ignore[no-any-return]
 
 
-def log_call(call: MCPCall) -> None:
-    """One structured line per call."""
-    match = call.extra.get("match")
-    logger.info(
-        "tool_call",
-        upstream=call.upstream,
-        tool=call.tool_name,
-        args=call.args,
-        tier=match["tier"] if match else "miss",
-        recording=match["index"] if match else None,
-        is_error=call.is_error,
-        duration_ms=round(call.duration_ms, 3),
-    )
-
-
 def run_serve(args: argparse.Namespace) -> int:
     pairs = parse_upstreams(args.files)
     hook = load_hook(args.synthesize)
@@ -100,36 +90,42 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError("--stdio serves exactly one universe", file="<command line>")
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
+    # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
+    configure_logging(fmt=args.log_format, stream=sys.stderr)
+    servers = {name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs}
     if args.stdio:
-        # stdout carries the protocol: logs go to stderr only.
-        configure_logging(fmt=args.log_format, stream=sys.stderr)
-    else:
-        configure_logging(fmt=args.log_format)
-    servers = [RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs]
-    for server in servers:
-        server.add_listener(log_call)
-    if args.stdio:
-        trio.run(servers[0].serve_stdio)
+        trio.run(next(iter(servers.values())).serve_stdio)
         return 0
-    trio.run(_serve_http, servers, args.host, args.port)
+    if args.events is None:
+        trio.run(_serve_http, servers, args, sys.stderr)
+        return 0
+    try:
+        events = open(args.events, "a", encoding="utf-8")  # noqa: SIM115  # closed below
+    except OSError as exc:
+        raise ConfigError(f"cannot open for writing: {exc.strerror}", file=args.events) from None
+    with events:
+        trio.run(_serve_http, servers, args, events)
     return 0
 
 
-async def _serve_http(servers: list[RecordedMCPServer], host: str, port: int) -> None:
+async def _serve_http(
+    servers: dict[str, RecordedMCPServer], args: argparse.Namespace, events: TextIO
+) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-        async with trio.open_nursery() as nursery:
-            urls = {
-                server.name: await server.start(nursery, host=host, port=port) for server in servers
-            }
-            for name, url in urls.items():
-                logger.info("server_started", upstream=name, url=url)
-            if len(urls) == 1:
-                print(next(iter(urls.values())), flush=True)
-            else:
-                print(json.dumps(mcp_config(urls), indent=2), flush=True)
-            async for signum in signals:
-                logger.info("shutting_down", signal=signal.Signals(signum).name)
-                break
-            for server in servers:
-                await server.stop()
-                logger.info("server_stopped", upstream=server.name, calls=len(server.call_log()))
+        async with open_fleet(
+            pack="serve",
+            sinks=[JsonLinesSink(events)],
+            host=args.host,
+            feed_port=args.feed_port,
+            call_events=True,
+        ) as fleet:
+            ports = {name: args.port for name in servers}
+            async with fleet.scenario("serve", servers, ports=ports) as run:
+                if len(run.urls) == 1:
+                    print(next(iter(run.urls.values())), flush=True)
+                else:
+                    print(json.dumps(mcp_config(run.urls), indent=2), flush=True)
+                if fleet.feed is not None:
+                    print(f"event feed: {fleet.feed.url}", file=sys.stderr, flush=True)
+                async for _ in signals:
+                    break

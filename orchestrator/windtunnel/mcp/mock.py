@@ -189,7 +189,8 @@ class MockMCPServer(MCPServer):
             "policy": "fail_call",
             "nearest": None,
         }
-        logger.warning("universe_divergence", **divergence, upstream=self.name, scenario=None)
+        if self.log_events:
+            logger.warning("universe_divergence", **divergence, upstream=self.name, scenario=None)
         return MCPCall(
             tool_name=tool_name,
             args=args,

@@ -42,6 +42,18 @@ class RecordedMCPServer(MCPServer):
         self.name = name or default_name
         self.replay = Replay(universe, synthesize=synthesize, upstream=self.name, scenario=scenario)
 
+    def rename(self, name: str) -> None:
+        self.name = name
+        self.replay.upstream = name
+
+    @property
+    def log_events(self) -> bool:
+        return self.replay.log_events
+
+    @log_events.setter
+    def log_events(self, value: bool) -> None:
+        self.replay.log_events = value
+
     @property
     def universe(self) -> Universe:
         return self.replay.universe

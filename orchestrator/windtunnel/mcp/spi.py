@@ -13,6 +13,7 @@ tool list and `answer`; serving, stopping and stdio are shared here.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import trio
@@ -36,9 +37,13 @@ class MCPServer(ABC):
     """A server an agent can reach over MCP, with a call log."""
 
     name: str
+    log_events: bool = True
+    """Emit `universe_divergence` through structlog directly (off under a fleet's router)."""
 
     def __init__(self) -> None:
         self._serving: HTTPServing | None = None
+        self.reporter: Callable[[MCPCall], Awaitable[None]] | None = None
+        """Awaited with every call that arrives over MCP (the orchestrator's router sets it)."""
 
     # -- what a server type provides ------------------------------------------------------
 
@@ -58,6 +63,10 @@ class MCPServer(ABC):
     def call_log(self) -> list[MCPCall]:
         """Every call so far, in arrival order."""
 
+    def rename(self, name: str) -> None:
+        """Take the upstream name a scenario gives this server (it tags every call)."""
+        self.name = name
+
     # -- lifecycle --------------------------------------------------------------------------
 
     @property
@@ -71,8 +80,15 @@ class MCPServer(ABC):
     def started(self) -> bool:
         return self._serving is not None
 
+    async def handle_call(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
+        """A call arriving over MCP: answer it, then report it (backpressure if the router lags)."""
+        call = await self.answer(tool_name, args)
+        if self.reporter is not None:
+            await self.reporter(call)
+        return call
+
     def sdk_server(self) -> Any:
-        return build_sdk_server(self.name, __version__, self.tool_specs(), self.answer)
+        return build_sdk_server(self.name, __version__, self.tool_specs(), self.handle_call)
 
     async def serve(
         self,

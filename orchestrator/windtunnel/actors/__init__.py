@@ -1,0 +1,32 @@
+"""The actor system (DESIGN §6): a supervisor of server actors, a router, and event sinks.
+
+    async with open_fleet(pack="demo", sinks=[JsonLinesSink(sys.stderr)]) as fleet:
+        async with fleet.scenario("refund#0", {"crm": crm, "billing": billing}) as run:
+            await agent(run.urls)          # one URL per upstream
+        run.call_log()                     # merged, in arrival order, tagged by upstream
+
+Supervision policy: within one scenario, one-for-all (a server that fails cancels its siblings
+and the scenario's body, and the scenario fails with the reason); across scenarios, isolation (no
+scenario's failure reaches another or the fleet).
+"""
+
+from __future__ import annotations
+
+from .events import EVENT_NAMES, make_event
+from .fleet import Fleet, ScenarioRun, open_fleet
+from .router import Router
+from .sinks import JsonLinesSink, MemorySink, Sink
+from .websocket_feed import WebSocketFeed
+
+__all__ = [
+    "EVENT_NAMES",
+    "Fleet",
+    "JsonLinesSink",
+    "MemorySink",
+    "Router",
+    "ScenarioRun",
+    "Sink",
+    "WebSocketFeed",
+    "make_event",
+    "open_fleet",
+]

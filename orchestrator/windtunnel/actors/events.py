@@ -1,0 +1,93 @@
+"""The event schema: one JSON object per event, the same on every sink.
+
+Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp` (ISO 8601, UTC),
+`level`, `pack`, `scenario`, `upstream` (null where they do not apply). Per event:
+
+| event | level | extra fields |
+|---|---|---|
+| `fleet_started` / `fleet_stopped` | info | `feed_url` / `events`, `dropped` |
+| `scenario_started` | info | `upstreams` |
+| `scenario_finished` | info | `calls`, `divergences`, `faults`, `error` |
+| `server_started` | info | `url` |
+| `server_stopped` | info | `calls` |
+| `server_failed` | error | `error` |
+| `tool_call` | info | `tool`, `args`, `tier`, `recording`, `is_error`, `duration_ms` |
+| `universe_divergence` | warning | `tool`, `args`, `reason`, `policy`, `nearest` |
+| `server_fault` | error | `tool`, `error` |
+| `events_dropped` | warning | `dropped` (events a slow subscriber missed) |
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from ..calls import MCPCall
+
+__all__ = ["EVENT_NAMES", "make_event"]
+
+EVENT_NAMES = (
+    "fleet_started",
+    "fleet_stopped",
+    "scenario_started",
+    "scenario_finished",
+    "server_started",
+    "server_stopped",
+    "server_failed",
+    "tool_call",
+    "universe_divergence",
+    "server_fault",
+    "events_dropped",
+)
+
+
+def make_event(
+    name: str,
+    *,
+    level: str = "info",
+    pack: str | None = None,
+    scenario: str | None = None,
+    upstream: str | None = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """An event dict in the stable schema (`seq` is added by the router)."""
+    return {
+        "event": name,
+        "timestamp": datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+        "level": level,
+        "pack": pack,
+        "scenario": scenario,
+        "upstream": upstream,
+        **fields,
+    }
+
+
+def call_events(
+    call: MCPCall, *, pack: str | None, scenario: str, upstream: str, with_calls: bool
+) -> list[dict[str, Any]]:
+    """The events one call produces: `tool_call` (optional), divergence, fault."""
+    where: dict[str, Any] = {"pack": pack, "scenario": scenario, "upstream": upstream}
+    events = []
+    if with_calls:
+        match = call.extra.get("match")
+        events.append(
+            make_event(
+                "tool_call",
+                **where,
+                tool=call.tool_name,
+                args=call.args,
+                tier=match["tier"] if match else "miss",
+                recording=match["index"] if match else None,
+                is_error=call.is_error,
+                duration_ms=round(call.duration_ms, 3),
+            )
+        )
+    divergence = call.divergence
+    if divergence is not None:
+        events.append(make_event("universe_divergence", level="warning", **where, **divergence))
+    fault = call.extra.get("fault")
+    if fault is not None:
+        events.append(
+            make_event("server_fault", level="error", **where, tool=call.tool_name, error=fault)
+        )
+    return events

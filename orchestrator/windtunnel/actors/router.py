@@ -1,0 +1,123 @@
+"""The router actor: one task that owns call logs and events.
+
+Servers report every call over one bounded memory channel (a full channel makes the server wait:
+backpressure, never loss). The router appends each call to its scenario's log in arrival order,
+turns it into events, numbers every event (`seq`) and publishes it to every sink.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from ..calls import MCPCall
+from .events import call_events, make_event
+from .sinks import Sink
+
+__all__ = ["Router", "ScenarioLog"]
+
+CHANNEL_SIZE = 1024
+
+
+@dataclass
+class ScenarioLog:
+    """What the router knows about one scenario."""
+
+    calls: list[MCPCall] = field(default_factory=list)
+    faults: list[str] = field(default_factory=list)
+
+    @property
+    def divergences(self) -> int:
+        return sum(1 for call in self.calls if call.divergence is not None)
+
+
+@dataclass(frozen=True)
+class _Call:
+    scenario: str
+    upstream: str
+    call: MCPCall
+
+
+@dataclass(frozen=True)
+class _Flush:
+    done: trio.Event
+
+
+class Router:
+    """Create it, run `router.run` in a nursery, hand `reporter(...)` to servers, `close()`."""
+
+    def __init__(
+        self, *, pack: str | None = None, sinks: list[Sink] | None = None, call_events: bool = False
+    ) -> None:
+        self.pack = pack
+        self.sinks: list[Sink] = list(sinks or [])
+        self.call_events = call_events
+        self.scenarios: dict[str, ScenarioLog] = {}
+        self.counts: Counter[str] = Counter()
+        self._seq = 0
+        self._send, self._receive = trio.open_memory_channel[_Call | _Flush | dict[str, Any]](
+            CHANNEL_SIZE
+        )
+
+    def log(self, scenario: str) -> ScenarioLog:
+        return self.scenarios.setdefault(scenario, ScenarioLog())
+
+    def reporter(self, scenario: str, upstream: str) -> Callable[[MCPCall], Awaitable[None]]:
+        """The coroutine a server awaits with each call."""
+        send = self._send
+
+        async def report(call: MCPCall) -> None:
+            await send.send(_Call(scenario, upstream, call))
+
+        return report
+
+    async def emit(self, name: str, *, level: str = "info", **fields: Any) -> None:
+        """Queue a lifecycle event behind every call already reported."""
+        await self._send.send(make_event(name, level=level, pack=self.pack, **fields))
+
+    async def flush(self) -> None:
+        """Return once everything sent before this call has been published."""
+        done = trio.Event()
+        await self._send.send(_Flush(done))
+        await done.wait()
+
+    async def close(self) -> None:
+        await self._send.aclose()
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        task_status.started()
+        async with self._receive:
+            async for message in self._receive:
+                if isinstance(message, _Call):
+                    self._route_call(message)
+                elif isinstance(message, _Flush):
+                    message.done.set()
+                else:
+                    self.publish(message)
+
+    def _route_call(self, message: _Call) -> None:
+        log = self.log(message.scenario)
+        log.calls.append(message.call)
+        fault = message.call.extra.get("fault")
+        if fault is not None:
+            log.faults.append(f"{message.upstream}: {fault}")
+        for event in call_events(
+            message.call,
+            pack=self.pack,
+            scenario=message.scenario,
+            upstream=message.upstream,
+            with_calls=self.call_events,
+        ):
+            self.publish(event)
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """Number the event and hand it to every sink (sinks never block)."""
+        self._seq += 1
+        event["seq"] = self._seq
+        self.counts[event["event"]] += 1
+        for sink in self.sinks:
+            sink.publish(event)

@@ -1,0 +1,56 @@
+"""Event sinks: where the router's events go. `publish` never blocks the router."""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TextIO
+
+import msgspec
+import structlog
+
+__all__ = ["JsonLinesSink", "MemorySink", "Sink"]
+
+
+class Sink(Protocol):
+    """Receives every event, in order. Must return at once (buffer, drop and count if needed)."""
+
+    def publish(self, event: dict[str, Any]) -> None: ...
+
+
+class JsonLinesSink:
+    """One JSON object per line to a text stream (stderr, a file), flushed per event.
+
+    Written through structlog (a JSON renderer over a print logger), so the lines look like the
+    rest of the project's logs; the router has already put every field in the stable schema.
+    """
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self._logger = structlog.wrap_logger(
+            structlog.PrintLogger(stream),
+            processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
+        )
+
+    def publish(self, event: dict[str, Any]) -> None:
+        fields = dict(event)
+        self._logger.msg(fields.pop("event"), **fields)
+        self.stream.flush()
+
+
+def _dumps(value: Any, **_: Any) -> str:
+    # `event` first, then the schema's order: stable lines that diff and grep well.
+    if "event" in value:
+        value = {"event": value.pop("event"), **value}
+    return msgspec.json.encode(value).decode()
+
+
+class MemorySink:
+    """Keeps every event in a list (tests, and the runner's per-scenario warnings)."""
+
+    def __init__(self) -> None:
+        self.events: list[dict[str, Any]] = []
+
+    def publish(self, event: dict[str, Any]) -> None:
+        self.events.append(event)
+
+    def named(self, name: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["event"] == name]

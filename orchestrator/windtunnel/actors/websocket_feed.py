@@ -1,0 +1,117 @@
+"""A live WebSocket feed of events (trio-websocket): any number of subscribers, none can slow us.
+
+Each subscriber has a bounded buffer. When it is full the event is dropped for that subscriber
+only and counted; as soon as there is room again the subscriber first gets an `events_dropped`
+event with the count, so a gap is never silent. Vanished subscribers are forgotten.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import trio
+from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
+
+from .events import make_event
+
+__all__ = ["WebSocketFeed"]
+
+SUBSCRIBER_BUFFER = 1024
+
+
+class _Subscriber:
+    def __init__(self, buffer: int) -> None:
+        self.send, self.receive = trio.open_memory_channel[bytes](buffer)
+        self.dropped = 0  # total, for the stop report
+        self.pending_dropped = 0  # not yet announced to this subscriber
+
+    def offer(self, payload: bytes) -> None:
+        if self.pending_dropped:
+            notice = make_event("events_dropped", level="warning", dropped=self.pending_dropped)
+            try:
+                self.send.send_nowait(msgspec.json.encode(notice))
+            except trio.WouldBlock:
+                self._drop()
+                return
+            self.pending_dropped = 0
+        try:
+            self.send.send_nowait(payload)
+        except trio.WouldBlock:
+            self._drop()
+        except trio.BrokenResourceError:
+            pass  # the subscriber is leaving
+
+    def _drop(self) -> None:
+        self.dropped += 1
+        self.pending_dropped += 1
+
+
+class WebSocketFeed:
+    """A sink serving events at `ws://HOST:PORT/`; start it with `await nursery.start(feed.run)`."""
+
+    def __init__(
+        self, *, host: str = "127.0.0.1", port: int = 0, buffer: int = SUBSCRIBER_BUFFER
+    ) -> None:
+        self.host = host
+        self.port = port
+        self.buffer = buffer
+        self.url: str | None = None
+        self._subscribers: set[_Subscriber] = set()
+        self.dropped = 0
+        self.subscribed = trio.Event()
+        """Set whenever a subscriber joins (tests wait on it instead of sleeping)."""
+
+    @property
+    def subscribers(self) -> int:
+        return len(self._subscribers)
+
+    @property
+    def total_dropped(self) -> int:
+        """Events dropped for slow subscribers, gone or still connected."""
+        return self.dropped + sum(s.dropped for s in self._subscribers)
+
+    def publish(self, event: dict[str, Any]) -> None:
+        if not self._subscribers:
+            return
+        payload = msgspec.json.encode(event)
+        for subscriber in self._subscribers:
+            subscriber.offer(payload)
+
+    async def run(self, *, task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED) -> None:
+        async with trio.open_nursery() as nursery:
+            server = await nursery.start(
+                lambda task_status: serve_websocket(
+                    self._handle, self.host, self.port, None, task_status=task_status
+                )
+            )
+            self.url = f"ws://{self.host}:{server.port}/"
+            task_status.started(self.url)
+
+    async def _handle(self, request: WebSocketRequest) -> None:
+        connection = await request.accept()
+        subscriber = _Subscriber(self.buffer)
+        self._subscribers.add(subscriber)
+        self.subscribed.set()
+        self.subscribed = trio.Event()
+        try:
+            async with trio.open_nursery() as nursery:
+
+                async def watch_close() -> None:
+                    # Subscribers only listen; anything they send is ignored until they leave.
+                    try:
+                        while True:
+                            await connection.get_message()
+                    except ConnectionClosed:
+                        nursery.cancel_scope.cancel()
+
+                nursery.start_soon(watch_close)
+                async with subscriber.receive:
+                    async for payload in subscriber.receive:
+                        await connection.send_message(payload.decode())
+        except ConnectionClosed:
+            pass
+        finally:
+            self._subscribers.discard(subscriber)
+            self.dropped += subscriber.dropped
+            subscriber.send.close()
