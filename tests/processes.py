@@ -25,8 +25,10 @@ async def read_until(stream: trio.abc.ReceiveStream, marker: bytes) -> bytes:
 
 
 @asynccontextmanager
-async def wt_serve(*args: str) -> AsyncIterator[tuple[trio.Process, bytes]]:
-    """`wt serve ARGS` until the first stdout block (the URL, or a whole JSON config) is printed."""
+async def wt_serve(
+    *args: str, prints_config: bool = False
+) -> AsyncIterator[tuple[trio.Process, bytes]]:
+    """`wt serve ARGS` until it printed its URL (or, with several universes, the JSON config)."""
     process = await trio.lowlevel.open_process(
         [*WT, "serve", "--log-format", "json", *args],
         stdout=subprocess.PIPE,
@@ -34,7 +36,7 @@ async def wt_serve(*args: str) -> AsyncIterator[tuple[trio.Process, bytes]]:
     )
     try:
         assert process.stdout is not None
-        marker = b"}\n" if len([a for a in args if not a.startswith("-")]) > 1 else b"\n"
+        marker = b"}\n" if prints_config else b"\n"
         first = await read_until(process.stdout, marker)
         yield process, first
     finally:

@@ -57,7 +57,10 @@ async def test_wt_serve_prints_url_serves_and_stops_on_signal(stop_signal: signa
 async def test_wt_serve_several_universes_prints_mcp_servers_config() -> None:
     """Several NAME=FILE universes each get a URL, printed as a ready `mcpServers` config."""
     with trio.fail_after(60):
-        async with wt_serve(f"crm={EXAMPLE}", f"compat={COMPAT_UNIVERSE}") as (process, first):
+        async with wt_serve(f"crm={EXAMPLE}", f"compat={COMPAT_UNIVERSE}", prints_config=True) as (
+            process,
+            first,
+        ):
             config = json.loads(first)
             assert sorted(config["mcpServers"]) == ["compat", "crm"]
             urls = {name: entry["url"] for name, entry in config["mcpServers"].items()}

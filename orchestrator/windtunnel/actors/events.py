@@ -15,6 +15,7 @@ Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp`
 | `universe_divergence` | warning | `tool`, `args`, `reason`, `policy`, `nearest` |
 | `server_fault` | error | `tool`, `error` |
 | `events_dropped` | warning | `dropped` (events a slow subscriber missed) |
+| `feed_subscribed` | info | `buffer`; sent only to the new subscriber, without `seq` |
 """
 
 from __future__ import annotations

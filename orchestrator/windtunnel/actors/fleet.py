@@ -16,7 +16,7 @@ from ..errors import ServerError
 from ..mcp.spi import MCPServer
 from .router import Router, ScenarioLog
 from .sinks import Sink
-from .websocket_feed import WebSocketFeed
+from .websocket_feed import SUBSCRIBER_BUFFER, WebSocketFeed
 
 __all__ = ["Fleet", "ScenarioRun", "open_fleet", "raise_open_file_limit"]
 
@@ -45,6 +45,8 @@ class ScenarioRun:
     servers: dict[str, MCPServer]
     urls: dict[str, str] = field(default_factory=dict)
     log: ScenarioLog = field(default_factory=ScenarioLog)
+    failure: ServerError | None = None
+    body: trio.CancelScope = field(default_factory=trio.CancelScope)
 
     def call_log(self) -> list[MCPCall]:
         """Every call of every upstream, in arrival order, each tagged with its upstream."""
@@ -56,13 +58,22 @@ class ScenarioRun:
 
 
 class Fleet:
-    """Starts scenario servers under supervision and routes their calls and events."""
+    """Starts scenario servers under supervision and routes their calls and events.
 
-    def __init__(self, router: Router, *, host: str, feed: WebSocketFeed | None) -> None:
+    Server actors run in the fleet's own nursery, each inside a supervising task that never lets
+    an exception out: a server that fails records the failure on its scenario and cancels that
+    scenario's body, which then raises `ServerError` with the reason. Nothing reaches the fleet or
+    another scenario.
+    """
+
+    def __init__(
+        self, router: Router, nursery: trio.Nursery, *, host: str, feed: WebSocketFeed | None
+    ) -> None:
         self.router = router
         self.host = host
         self.feed = feed
         self.running: dict[str, ScenarioRun] = {}
+        self._nursery = nursery
 
     @asynccontextmanager
     async def scenario(
@@ -74,7 +85,8 @@ class Fleet:
     ) -> AsyncIterator[ScenarioRun]:
         """Serve `servers` for the body of the `async with`; stop, drain and report after.
 
-        A server that cannot start raises `ServerError` here (after stopping its siblings).
+        A server that cannot start raises `ServerError` here, after its siblings are stopped; one
+        that fails while serving cancels the body, which then raises `ServerError`.
         """
         if scenario in self.running:
             raise ServerError(f"scenario {scenario!r} is already running in this fleet")
@@ -85,41 +97,26 @@ class Fleet:
         error: str | None = None
         await router.emit("scenario_started", scenario=scenario, upstreams=sorted(servers))
         try:
-            async with trio.open_nursery() as nursery:
-                try:
-                    for upstream, server in servers.items():
-                        server.rename(upstream)
-                        server.reporter = router.reporter(scenario, upstream)
-                        server.log_events = False  # the router emits them, with pack and scenario
-                        port = (ports or {}).get(upstream, 0)
-                        try:
-                            url = await server.start(nursery, host=self.host, port=port)
-                        except ServerError as exc:
-                            await router.emit(
-                                "server_failed",
-                                level="error",
-                                scenario=scenario,
-                                upstream=upstream,
-                                error=str(exc),
-                            )
-                            raise
-                        started.append((upstream, server))
-                        run.urls[upstream] = url
-                        await router.emit(
-                            "server_started", scenario=scenario, upstream=upstream, url=url
-                        )
-                    yield run
-                except BaseException as exc:
-                    error = _describe(exc)
-                    raise
-                finally:
-                    with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
-                        cleanup.shield = True
-                        await self._stop_all(scenario, started)
-                    nursery.cancel_scope.cancel()
+            for upstream, server in servers.items():
+                server.rename(upstream)
+                server.reporter = router.reporter(scenario, upstream)
+                server.log_events = False  # the router emits them, with pack and scenario
+                port = (ports or {}).get(upstream, 0)
+                url = await self._nursery.start(self._supervise, run, upstream, server, port)
+                started.append((upstream, server))
+                run.urls[upstream] = url
+                await router.emit("server_started", scenario=scenario, upstream=upstream, url=url)
+            with run.body:
+                yield run
+            if run.failure is not None:
+                raise run.failure
+        except BaseException as exc:
+            error = _describe(exc)
+            raise
         finally:
             with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
                 cleanup.shield = True
+                await self._stop_all(scenario, started)
                 await router.flush()
                 await router.emit(
                     "scenario_finished",
@@ -131,6 +128,34 @@ class Fleet:
                 )
             del self.running[scenario]
 
+    async def _supervise(
+        self,
+        run: ScenarioRun,
+        upstream: str,
+        server: MCPServer,
+        port: int,
+        *,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """A server actor: errors before it is ready go to the starter, after, to its scenario."""
+        ready = _ReadyFlag(task_status)
+        try:
+            await server.serve(host=self.host, port=port, task_status=ready)  # type: ignore[arg-type]
+        except Exception as exc:
+            failure = exc if isinstance(exc, ServerError) else None
+            reason = str(exc) if failure else _describe(exc)
+            await self.router.emit(
+                "server_failed",
+                level="error",
+                scenario=run.scenario,
+                upstream=upstream,
+                error=reason,
+            )
+            if not ready.is_set:
+                raise ServerError(reason) from None
+            run.failure = ServerError(f"upstream {upstream!r} failed while serving: {reason}")
+            run.body.cancel()
+
     async def _stop_all(self, scenario: str, started: list[tuple[str, MCPServer]]) -> None:
         async def stop(upstream: str, server: MCPServer) -> None:
             await server.stop(grace_s=STOP_GRACE_S)
@@ -141,6 +166,18 @@ class Fleet:
         async with trio.open_nursery() as nursery:
             for upstream, server in started:
                 nursery.start_soon(stop, upstream, server)
+
+
+class _ReadyFlag:
+    """A task status that also remembers whether `started` was called."""
+
+    def __init__(self, inner: trio.TaskStatus[str]) -> None:
+        self.inner = inner
+        self.is_set = False
+
+    def started(self, value: str) -> None:
+        self.is_set = True
+        self.inner.started(value)
 
 
 def _describe(exc: BaseException) -> str:
@@ -158,6 +195,7 @@ async def open_fleet(
     sinks: list[Sink] | None = None,
     host: str = "127.0.0.1",
     feed_port: int | None = None,
+    feed_buffer: int = SUBSCRIBER_BUFFER,
     call_events: bool = False,
 ) -> AsyncIterator[Fleet]:
     """Run a router (and, with `feed_port`, a WebSocket feed) for the body of the block.
@@ -166,7 +204,11 @@ async def open_fleet(
     """
     raise_open_file_limit()
     all_sinks: list[Sink] = list(sinks or [])
-    feed = WebSocketFeed(host=host, port=feed_port) if feed_port is not None else None
+    feed = (
+        WebSocketFeed(host=host, port=feed_port, buffer=feed_buffer)
+        if feed_port is not None
+        else None
+    )
     if feed is not None:
         all_sinks.append(feed)
     router = Router(pack=pack, sinks=all_sinks, call_events=call_events)
@@ -176,7 +218,7 @@ async def open_fleet(
         if feed is not None:
             feed_url = await nursery.start(feed.run)
         await router.emit("fleet_started", feed_url=feed_url)
-        fleet = Fleet(router, host=host, feed=feed)
+        fleet = Fleet(router, nursery, host=host, feed=feed)
         try:
             yield fleet
         finally:
@@ -188,4 +230,6 @@ async def open_fleet(
                 )
                 await router.flush()
                 await router.close()
+                if feed is not None:
+                    await feed.aclose()
             nursery.cancel_scope.cancel()

@@ -89,7 +89,12 @@ class Router:
         await self._send.aclose()
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Route until `close()`. Shielded: a cancelled fleet still drains every event."""
         task_status.started()
+        with trio.CancelScope(shield=True):
+            await self._drain()
+
+    async def _drain(self) -> None:
         async with self._receive:
             async for message in self._receive:
                 if isinstance(message, _Call):

@@ -1,8 +1,9 @@
 """A live WebSocket feed of events (trio-websocket): any number of subscribers, none can slow us.
 
-Each subscriber has a bounded buffer. When it is full the event is dropped for that subscriber
-only and counted; as soon as there is room again the subscriber first gets an `events_dropped`
-event with the count, so a gap is never silent. Vanished subscribers are forgotten.
+A new subscriber first gets a `feed_subscribed` event (for it only, so without `seq`), then every
+event from then on. Each subscriber has a bounded buffer. When it is full the event is dropped for
+that subscriber only and counted; as soon as there is room again the subscriber first gets an
+`events_dropped` event with the count, so a gap is never silent. Vanished subscribers are forgotten.
 """
 
 from __future__ import annotations
@@ -58,6 +59,9 @@ class WebSocketFeed:
         self.buffer = buffer
         self.url: str | None = None
         self._subscribers: set[_Subscriber] = set()
+        self._handlers_done = trio.Event()
+        self._handlers = 0
+        self._closing = False
         self.dropped = 0
         self.subscribed = trio.Event()
         """Set whenever a subscriber joins (tests wait on it instead of sleeping)."""
@@ -88,10 +92,25 @@ class WebSocketFeed:
             self.url = f"ws://{self.host}:{server.port}/"
             task_status.started(self.url)
 
+    async def aclose(self, *, deadline_s: float = 5.0) -> None:
+        """Stop taking subscribers, deliver what each has buffered, and close their sockets."""
+        self._closing = True
+        for subscriber in list(self._subscribers):
+            subscriber.send.close()
+        with trio.move_on_after(deadline_s):
+            while self._handlers:
+                await self._handlers_done.wait()
+
     async def _handle(self, request: WebSocketRequest) -> None:
+        if self._closing:
+            await request.reject(503)
+            return
         connection = await request.accept()
         subscriber = _Subscriber(self.buffer)
+        hello = make_event("feed_subscribed", buffer=self.buffer)
+        subscriber.send.send_nowait(msgspec.json.encode(hello))
         self._subscribers.add(subscriber)
+        self._handlers += 1
         self.subscribed.set()
         self.subscribed = trio.Event()
         try:
@@ -106,12 +125,17 @@ class WebSocketFeed:
                         nursery.cancel_scope.cancel()
 
                 nursery.start_soon(watch_close)
-                async with subscriber.receive:
-                    async for payload in subscriber.receive:
-                        await connection.send_message(payload.decode())
-        except ConnectionClosed:
-            pass
+                try:
+                    async with subscriber.receive:
+                        async for payload in subscriber.receive:
+                            await connection.send_message(payload.decode())
+                except ConnectionClosed:
+                    pass  # the subscriber left
+                nursery.cancel_scope.cancel()
         finally:
             self._subscribers.discard(subscriber)
             self.dropped += subscriber.dropped
             subscriber.send.close()
+            self._handlers -= 1
+            self._handlers_done.set()
+            self._handlers_done = trio.Event()
