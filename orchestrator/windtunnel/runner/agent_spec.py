@@ -1,0 +1,96 @@
+"""`AgentSpec`: which agent runs a pack, as data. The adapters that run it live elsewhere.
+
+- `command`: a subprocess from a template list. Placeholders: `{mcp_config}` (path of the rendered
+  `mcpServers` JSON), `{task}`, `{task_file}`, `{scenario}`, `{unit_id}`, `{seed}`, `{workdir}`;
+  `{{`/`}}` are literal braces. `task_via` says how the task reaches it: `stdin`, `file` (the
+  template must use `{task_file}`) or `arg` (the template must use `{task}`).
+- `python`: a `"module:attr"` callable (sync, Trio or asyncio); imported only when a run starts.
+- `scripted`: each scenario's `plan` of MCP calls, then its `final_answer`.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Mapping
+from typing import Literal, TypeAlias
+
+import msgspec
+
+from ..errors import ConfigError
+
+__all__ = ["TEMPLATE_FIELDS", "AgentKind", "AgentSpec", "TaskVia", "template_fields"]
+
+AgentKind: TypeAlias = Literal["command", "python", "scripted"]
+TaskVia: TypeAlias = Literal["stdin", "file", "arg"]
+TEMPLATE_FIELDS: tuple[str, ...] = (
+    "mcp_config",
+    "scenario",
+    "seed",
+    "task",
+    "task_file",
+    "unit_id",
+    "workdir",
+)
+_CALLABLE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
+
+
+def template_fields(part: str) -> list[str]:
+    """The placeholder names used in one template element; `ConfigError` if malformed."""
+    try:
+        parsed = list(string.Formatter().parse(part))
+    except ValueError as exc:
+        raise ConfigError(f"bad template {part!r}: {exc}") from None
+    names: list[str] = []
+    for _, name, spec, conversion in parsed:
+        if name is None:
+            continue
+        if spec or conversion or name not in TEMPLATE_FIELDS:
+            shown = "{" + name + (f"!{conversion}" if conversion else "")
+            shown += (f":{spec}" if spec else "") + "}"
+            raise ConfigError(
+                f"unknown placeholder {shown} in {part!r}; expected one of "
+                + ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
+            )
+        names.append(name)
+    return names
+
+
+class AgentSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """The agent under test: how to start it and hand it the task."""
+
+    kind: AgentKind
+    command: list[str] = msgspec.field(default_factory=list)
+    task_via: TaskVia = "stdin"
+    env: dict[str, str] = msgspec.field(default_factory=dict)
+    callable: str | None = None
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise `ConfigError` when the spec cannot run (messages name the field)."""
+        if self.kind == "command":
+            if not self.command:
+                raise ConfigError("kind 'command' needs a non-empty command list", path="command")
+            used: set[str] = set()
+            for i, part in enumerate(self.command):
+                try:
+                    used.update(template_fields(part))
+                except ConfigError as exc:
+                    raise ConfigError(exc.message, path=f"command[{i}]") from None
+            needed = {"file": "task_file", "arg": "task"}.get(self.task_via)
+            if needed and needed not in used:
+                raise ConfigError(
+                    f"task_via {self.task_via!r} needs {{{needed}}} in the command",
+                    path="task_via",
+                )
+        elif self.kind == "python" and not _CALLABLE.match(self.callable or ""):
+            raise ConfigError(
+                f"kind 'python' needs callable = 'module:attr', got {self.callable!r}",
+                path="callable",
+            )
+
+    def render_command(self, values: Mapping[str, str]) -> list[str]:
+        """The command with placeholders filled in (each element stays one argument)."""
+        return [part.format_map(dict(values)) for part in self.command]
