@@ -63,7 +63,7 @@ class Contains:
     def __post_init__(self) -> None:
         _check_threshold(self.threshold)
         if not self.name:
-            object.__setattr__(self, "name", f"contains({self.text!r})")
+            object.__setattr__(self, "name", f"contains({self.text})")
 
     def score(self, trace: Trace) -> Score:
         if trace.output is None:
@@ -93,7 +93,7 @@ class Regex:
             raise ConfigError(f"invalid regex {self.pattern!r}: {exc}") from None
         object.__setattr__(self, "_compiled", compiled)
         if not self.name:
-            object.__setattr__(self, "name", f"regex({self.pattern!r})")
+            object.__setattr__(self, "name", f"regex({self.pattern})")
 
     def score(self, trace: Trace) -> Score:
         if trace.output is None:

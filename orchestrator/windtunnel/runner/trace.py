@@ -47,7 +47,7 @@ class Score(msgspec.Struct, frozen=True, kw_only=True):
     detail: str = ""
 
 
-class Trace(msgspec.Struct, kw_only=True, omit_defaults=True):
+class Trace(msgspec.Struct, kw_only=True):
     """One run of one scenario (one work unit).
 
     `status` is `"error"` until `scoring.evaluate` has looked at the trace, so an unscored trace
