@@ -305,7 +305,7 @@ def _import_module(module: str, spec: str) -> Any:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as exc:
-        if exc.name is not None and module.startswith(exc.name):
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
             raise ConfigError(f"no module named {exc.name!r}", file=spec) from None
         raise
 
