@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from windtunnel.mcp.recorded import RecordedMCPServer
+from windtunnel.runner.html_report import render_report
 from windtunnel.runner.results import RunWriter
 from windtunnel.runner.scoring import contains, evaluate, no_divergence
+from windtunnel.runner.summary import summarize
 from windtunnel.runner.trace import Trace, warnings_from_calls
 
 CRM = Path(__file__).parents[2] / "configs" / "examples" / "crm.universe.json"
@@ -139,3 +141,12 @@ def test_chromium_renders_the_divergence(tmp_path: Path) -> None:
     assert "Bluewing Logistics" in dom
     assert "call 2 crm.client_lookup" in dom
     assert "<script" not in dom.lower()
+
+
+def test_trace_links_are_rebuilt_not_trusted(tmp_path: Path) -> None:
+    """A results file edited to point a unit elsewhere cannot plant a link in the report."""
+    trace = Trace(unit_id="a#0", scenario="a", status="passed", trace_file="javascript:alert(1)")
+    page = render_report([trace], summarize([trace]))
+    parser = Tags()
+    parser.feed(page)
+    assert [h for h in parser.hrefs if not h.startswith("#")] == ["traces/a_0-a090a256cb.json"]

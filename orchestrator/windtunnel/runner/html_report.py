@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..calls import MCPCall
+from .layout import trace_relpath
 from .policies import render_json
 from .summary import Summary
 from .trace import Trace, divergent_calls
@@ -233,11 +234,8 @@ def _timeline(trace: Trace) -> str:
 
 def _unit(trace: Trace) -> str:
     is_open = " open" if trace.status != "passed" else ""
-    link = (
-        f' · <a href="{_e(trace.trace_file)}">trace</a>'
-        if trace.trace_file and not trace.trace_file.startswith(("/", ".."))
-        else ""
-    )
+    # Links are rebuilt from the unit id, never taken from the (editable) results file.
+    link = f' · <a href="{_e(trace_relpath(trace.unit_id))}">trace</a>' if trace.trace_file else ""
     body = [
         f'<details class="unit" id="{_anchor(trace.unit_id)}"{is_open}><summary>'
         f"{_pill(trace.status)} {_e(trace.unit_id)} "

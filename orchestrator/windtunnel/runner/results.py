@@ -13,9 +13,7 @@ a crash can at worst leave an unterminated last line, which readers skip and wri
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -24,6 +22,7 @@ import msgspec
 from ..errors import InputError
 from .html_report import render_report
 from .junit import render_junit
+from .layout import RESULTS_FILE, TRACES_DIR, trace_filename, trace_relpath
 from .summary import Summary, summarize
 from .trace import Trace
 
@@ -37,22 +36,8 @@ __all__ = [
     "write_traces",
 ]
 
-RESULTS_FILE = "results.jsonl"
-TRACES_DIR = "traces"
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Trace)
-
-
-def trace_filename(unit_id: str) -> str:
-    """A file name for a unit's trace: a readable slug plus a hash of the exact id.
-
-    Only `[A-Za-z0-9._-]` survive, leading dots are dropped and the slug is cut to 80 characters,
-    so no unit id can name a path outside `traces/`; the hash keeps distinct ids distinct.
-    """
-    slug = _UNSAFE.sub("_", unit_id).lstrip(".")[:80] or "unit"
-    digest = hashlib.sha256(unit_id.encode("utf-8")).hexdigest()[:10]
-    return f"{slug}-{digest}.json"
 
 
 def atomic_write(path: Path, data: bytes) -> None:
@@ -116,7 +101,7 @@ class RunWriter:
     def write(self, trace: Trace) -> Path:
         """Persist one finished unit: its trace file, then its results line (fsynced)."""
         path = self.trace_path(trace.unit_id)
-        trace.trace_file = f"{TRACES_DIR}/{path.name}"
+        trace.trace_file = trace_relpath(trace.unit_id)
         full = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
         atomic_write(path, full)
         row = msgspec.structs.replace(trace, mcp_calls=[])
