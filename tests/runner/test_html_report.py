@@ -43,7 +43,7 @@ def run_with_divergence(tmp_path: Path) -> Path:
             warnings=warnings_from_calls(calls, scenario, universes={"crm": server.universe}),
             output=f"</pre>{EVIL}" if hostile else "INV-7",
             error=f"crash {EVIL}" if hostile else None,
-            started_at=1_796_000_000.0,
+            started_at=calls[0].started_at,
             duration_s=1.0,
         )
         writer.write(evaluate(trace, [no_divergence()], [contains("INV-7")]))

@@ -186,3 +186,17 @@ def test_summary_of_nothing() -> None:
     """An empty run is zero everywhere and ok."""
     summary = summarize([], pack="p")
     assert (summary.total, summary.ok, summary.wall_s, summary.scenarios) == (0, True, 0.0, {})
+
+
+def test_a_trace_file_from_an_unacknowledged_attempt_is_ignored(tmp_path: Path) -> None:
+    """If a rerun's trace file landed but its line did not, readers keep the acknowledged row."""
+    writer = RunWriter(tmp_path)
+    first = sample_traces()[1]
+    writer.write(first)
+    later = scored(trace([], output="INV-7", repeat=1, started_at=1_796_000_100.0))
+    results = tmp_path / "results.jsonl"
+    acknowledged = results.read_bytes()
+    writer.write(later)
+    results.write_bytes(acknowledged)  # the crash: the second line never reached the disk
+    [row] = read_results(tmp_path)
+    assert (row.status, row.started_at, row.mcp_calls) == ("failed", first.started_at, [])

@@ -32,7 +32,9 @@ main{max-width:1200px;margin:0 auto;padding:24px}
 h1{font-size:22px;margin:0 0 12px}h2{font-size:18px;margin:28px 0 10px}
 h3{font-size:15px;margin:14px 0 6px}
 table{border-collapse:collapse;width:100%;background:#fff;margin:4px 0 10px}
-th,td{border:1px solid #d8dde3;padding:4px 8px;text-align:left;vertical-align:top}
+th,td{border:1px solid #d8dde3;padding:4px 8px;text-align:left;vertical-align:top;
+overflow-wrap:break-word}
+td.mono{overflow-wrap:anywhere}
 th{background:#eef1f4;font-weight:600}
 code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
 pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #d8dde3;
@@ -207,13 +209,14 @@ def _timeline(trace: Trace) -> str:
     by_upstream: dict[str, list[tuple[int, MCPCall]]] = {}
     for n, call in enumerate(trace.mcp_calls, 1):
         by_upstream.setdefault(call.upstream or "(unnamed)", []).append((n, call))
+    # Offsets count from the unit's start, or from its first call when that came earlier.
+    starts = [call.started_at for call in trace.mcp_calls if call.started_at]
+    origin = min([*starts, trace.started_at] if trace.started_at else starts, default=0.0)
     parts = [f"<h3>Calls ({len(trace.mcp_calls)})</h3>"]
     for upstream, calls in by_upstream.items():
         rows = []
         for n, call in calls:
-            offset = (
-                max(call.started_at - trace.started_at, 0.0) * 1000.0 if call.started_at else 0.0
-            )
+            offset = (call.started_at - origin) * 1000.0 if call.started_at else 0.0
             flags = []
             if call.divergence is not None:
                 flags.append(f"diverged: {call.divergence.get('reason')}")

@@ -133,7 +133,9 @@ def _load_trace_file(run_dir: Path, row: Trace) -> Trace:
         full = _decoder.decode(path.read_bytes())
     except (OSError, msgspec.DecodeError):
         return row
-    return full if full.unit_id == row.unit_id else row
+    # A file rewritten by a later attempt whose line never made it to disk is not this row's.
+    same = (full.unit_id, full.started_at, full.status) == (row.unit_id, row.started_at, row.status)
+    return full if same else row
 
 
 def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) -> list[Trace]:
