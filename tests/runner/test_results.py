@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from windtunnel.errors import InputError
 from windtunnel.runner.results import RunWriter, read_results, trace_filename
@@ -200,3 +203,10 @@ def test_a_trace_file_from_an_unacknowledged_attempt_is_ignored(tmp_path: Path) 
     results.write_bytes(acknowledged)  # the crash: the second line never reached the disk
     [row] = read_results(tmp_path)
     assert (row.status, row.started_at, row.mcp_calls) == ("failed", first.started_at, [])
+
+
+@given(st.text(max_size=300))
+def test_any_unit_id_gives_a_plain_file_name(unit_id: str) -> None:
+    """Sanitized names use only safe characters, never start with a dot, and stay short."""
+    name = trace_filename(unit_id)
+    assert re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}-[0-9a-f]{10}\.json", name)
