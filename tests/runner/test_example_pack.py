@@ -9,6 +9,7 @@ from windtunnel.runner import (
     Trace,
     evaluate,
     load_pack,
+    merge_call_logs,
     plan_units,
     read_results,
     warnings_from_calls,
@@ -26,7 +27,7 @@ def replay_scripted(pack_path: Path, run_dir: Path) -> list[Trace]:
         servers = pack.servers_for(scenario)
         for step in scenario.plan:
             servers[step.upstream or next(iter(servers))].call_tool(step.tool, step.args)
-        calls = [c for server in servers.values() for c in server.call_log()]
+        calls = merge_call_logs({name: s.call_log() for name, s in servers.items()})
         trace = Trace(
             unit_id=unit.id,
             scenario=scenario.name,

@@ -30,6 +30,7 @@ def test_runner_all() -> None:
         "json_field",
         "load_pack",
         "load_pack_toml",
+        "merge_call_logs",
         "no_divergence",
         "normalize_servers",
         "pass_at_k",

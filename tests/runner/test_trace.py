@@ -6,8 +6,9 @@ from pathlib import Path
 
 import msgspec
 
+from windtunnel.calls import MCPCall
 from windtunnel.mcp.recorded import RecordedMCPServer
-from windtunnel.runner.trace import Trace, warnings_from_calls
+from windtunnel.runner.trace import Trace, merge_call_logs, warnings_from_calls
 
 CRM = Path(__file__).parents[2] / "configs" / "examples" / "crm.universe.json"
 
@@ -62,3 +63,19 @@ def test_trace_round_trips_through_json() -> None:
     again = msgspec.json.decode(msgspec.json.encode(trace), type=Trace)
     assert again == trace
     assert again.divergence_count == 1
+
+
+def test_merge_orders_by_start_and_tags_upstreams() -> None:
+    """Logs merge by start time, ties in upstream then log order; untagged calls get their key."""
+    a1 = MCPCall(tool_name="a1", args={}, started_at=2.0)
+    a2 = MCPCall(tool_name="a2", args={}, started_at=5.0)
+    b1 = MCPCall(tool_name="b1", args={}, upstream="billing", started_at=2.0)
+    b2 = MCPCall(tool_name="b2", args={}, upstream="billing", started_at=1.0)
+    merged = merge_call_logs({"crm": [a1, a2], "billing": [b1, b2]})
+    assert [(c.tool_name, c.upstream) for c in merged] == [
+        ("b2", "billing"),
+        ("a1", "crm"),
+        ("b1", "billing"),
+        ("a2", "crm"),
+    ]
+    assert a1.upstream is None

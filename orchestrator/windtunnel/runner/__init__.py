@@ -34,7 +34,7 @@ from .scoring import (
     required_call,
 )
 from .summary import Summary, summarize
-from .trace import Trace, warnings_from_calls
+from .trace import Trace, merge_call_logs, warnings_from_calls
 from .units import WorkUnit, plan_units
 
 __all__ = [
@@ -59,6 +59,7 @@ __all__ = [
     "json_field",
     "load_pack",
     "load_pack_toml",
+    "merge_call_logs",
     "no_divergence",
     "normalize_servers",
     "pass_at_k",

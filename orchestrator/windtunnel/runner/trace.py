@@ -7,7 +7,7 @@ and status. `results.jsonl` rows and `traces/*.json` files are encoded traces.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -22,6 +22,7 @@ __all__ = [
     "Trace",
     "Verdict",
     "divergent_calls",
+    "merge_call_logs",
     "warnings_from_calls",
 ]
 
@@ -78,6 +79,23 @@ class Trace(msgspec.Struct, kw_only=True):
         in_calls = sum(1 for call in self.mcp_calls if call.divergence is not None)
         in_warnings = sum(1 for w in self.warnings if w.get("event") == "universe_divergence")
         return max(in_calls, in_warnings)
+
+
+def merge_call_logs(logs: Mapping[str, Sequence[MCPCall]]) -> list[MCPCall]:
+    """One call log from several upstreams' logs, each call tagged with its upstream.
+
+    Calls are ordered by `started_at`; ties (and untimed calls) keep the upstreams' order and each
+    log's own order, so the merge is deterministic. A call with no `upstream` gets the mapping's
+    key (on a copy; the servers' logs are not touched).
+    """
+    tagged: list[tuple[float, int, int, MCPCall]] = []
+    for rank, (name, log) in enumerate(logs.items()):
+        for position, call in enumerate(log):
+            if call.upstream is None:
+                call = msgspec.structs.replace(call, upstream=name)
+            tagged.append((call.started_at, rank, position, call))
+    tagged.sort(key=lambda item: item[:3])
+    return [call for *_, call in tagged]
 
 
 def divergent_calls(calls: Iterable[MCPCall]) -> list[tuple[int, MCPCall]]:
