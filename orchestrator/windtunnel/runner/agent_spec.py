@@ -1,9 +1,10 @@
 """`AgentSpec`: which agent runs a pack, as data. The adapters that run it live elsewhere.
 
 - `command`: a subprocess from a template list. Placeholders: `{mcp_config}` (path of the rendered
-  `mcpServers` JSON), `{task}`, `{task_file}`, `{scenario}`, `{unit_id}`, `{seed}`, `{workdir}`;
-  `{{`/`}}` are literal braces. `task_via` says how the task reaches it: `stdin`, `file` (the
-  template must use `{task_file}`) or `arg` (the template must use `{task}`).
+  `mcpServers` JSON), `{task}`, `{task_file}`, `{scenario}`, `{seed}`, `{workdir}`. Any other
+  `{identifier}` is refused as a likely typo; other braces (JSON arguments) are literal text.
+  `task_via` says how the task reaches it: `stdin`, `file` (the template must use `{task_file}`)
+  or `arg` (the template must use `{task}`).
 - `python`: a `"module:attr"` callable (sync, Trio or asyncio); imported only when a run starts.
 - `scripted`: each scenario's `plan` of MCP calls, then its `final_answer`.
 """
@@ -11,7 +12,6 @@
 from __future__ import annotations
 
 import re
-import string
 from collections.abc import Mapping
 from typing import Literal, TypeAlias
 
@@ -29,30 +29,21 @@ TEMPLATE_FIELDS: tuple[str, ...] = (
     "seed",
     "task",
     "task_file",
-    "unit_id",
     "workdir",
 )
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CALLABLE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 
 def template_fields(part: str) -> list[str]:
-    """The placeholder names used in one template element; `ConfigError` if malformed."""
-    try:
-        parsed = list(string.Formatter().parse(part))
-    except ValueError as exc:
-        raise ConfigError(f"bad template {part!r}: {exc}") from None
-    names: list[str] = []
-    for _, name, spec, conversion in parsed:
-        if name is None:
-            continue
-        if spec or conversion or name not in TEMPLATE_FIELDS:
-            shown = "{" + name + (f"!{conversion}" if conversion else "")
-            shown += (f":{spec}" if spec else "") + "}"
+    """The placeholder names used in one template element; `ConfigError` for an unknown one."""
+    names = _PLACEHOLDER.findall(part)
+    for name in names:
+        if name not in TEMPLATE_FIELDS:
             raise ConfigError(
-                f"unknown placeholder {shown} in {part!r}; expected one of "
+                f"unknown placeholder {{{name}}} in {part!r}; expected one of "
                 + ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
             )
-        names.append(name)
     return names
 
 
@@ -92,5 +83,12 @@ class AgentSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
             )
 
     def render_command(self, values: Mapping[str, str]) -> list[str]:
-        """The command with placeholders filled in (each element stays one argument)."""
-        return [part.format_map(dict(values)) for part in self.command]
+        """The command with placeholders filled in (each element stays one argument, no shell).
+
+        Substitution is one pass, so a value that itself looks like `{task}` stays as it is.
+        """
+
+        def fill(match: re.Match[str]) -> str:
+            return values[match.group(1)]
+
+        return [_PLACEHOLDER.sub(fill, part) for part in self.command]
