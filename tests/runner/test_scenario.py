@@ -118,6 +118,12 @@ def test_units_have_stable_ids_and_seeds() -> None:
     assert [u.id for u in units] == ["a#0", "a#1", "b#0"]
     assert [u.seed for u in units] == [unit_seed(u.id) for u in plan_units(pack)]
     assert all(0 <= u.seed < 2**63 for u in units)
+    assert units[1].to_dict() == {
+        "id": "a#1",
+        "scenario": "a",
+        "repeat": 1,
+        "seed": unit_seed("a#1"),
+    }
     assert len({u.seed for u in units}) == 3
 
 

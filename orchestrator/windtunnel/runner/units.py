@@ -45,6 +45,15 @@ class WorkUnit:
     def seed(self) -> int:
         return unit_seed(self.id)
 
+    def to_dict(self) -> dict[str, str | int]:
+        """The unit as plan-manifest data (`wt plan`): id, scenario, repeat, seed."""
+        return {
+            "id": self.id,
+            "scenario": self.scenario.name,
+            "repeat": self.repeat,
+            "seed": self.seed,
+        }
+
 
 def _matches(scenario: Scenario, scenario_filter: ScenarioFilter | None) -> bool:
     if scenario_filter is None:
