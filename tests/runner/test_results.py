@@ -210,3 +210,12 @@ def test_any_unit_id_gives_a_plain_file_name(unit_id: str) -> None:
     """Sanitized names use only safe characters, never start with a dot, and stay short."""
     name = trace_filename(unit_id)
     assert re.fullmatch(r"[A-Za-z0-9_-][A-Za-z0-9._-]{0,79}-[0-9a-f]{10}\.json", name)
+
+
+def test_unusable_run_directory_is_an_input_error(tmp_path: Path) -> None:
+    """A run directory that cannot be created is one InputError line naming it."""
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(InputError) as info:
+        RunWriter(blocker / "run")
+    assert str(info.value) == f"{blocker / 'run'}: cannot create the run directory: Not a directory"

@@ -52,6 +52,21 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename or a new file in `directory` durable (POSIX; a no-op where unsupported)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def _complete_length(path: Path) -> int:
@@ -72,7 +87,12 @@ class RunWriter:
         self.pack = pack
         self.traces_dir = self.run_dir / TRACES_DIR
         self.results_path = self.run_dir / RESULTS_FILE
-        self.traces_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.traces_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"cannot create the run directory: {exc.strerror}", file=os.fspath(run_dir)
+            ) from None
         self._traces: dict[str, Trace] = {}
         if self.results_path.exists():
             complete = _complete_length(self.results_path)
