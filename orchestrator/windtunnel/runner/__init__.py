@@ -1,0 +1,73 @@
+"""The runner's pure layers: scenarios and packs, work units, traces, scoring, results.
+
+    pack_config  TOML / module:attribute  ->  ScenarioPack (scenario, agent_spec)
+    units        ScenarioPack             ->  WorkUnit list (stable ids, sha256 seeds)
+    trace        call logs                ->  Trace (+ universe_divergence warnings)
+    scoring      Trace                    ->  verdicts (policies), scores (scorers), status
+    results      Trace stream             ->  results.jsonl, traces/, summary.json, junit.xml,
+                                              report.html
+
+The runtime (serving, agents, `run_scenario`) calls these; nothing here starts Trio.
+"""
+
+from __future__ import annotations
+
+from .agent_spec import AgentSpec
+from .pack_config import load_pack, load_pack_toml
+from .results import RunWriter, read_results
+from .scenario import PlanStep, Scenario, ScenarioPack, default_mcp_factory, normalize_servers
+from .scoring import (
+    Policy,
+    Score,
+    Scorer,
+    Verdict,
+    call_budget,
+    call_order,
+    contains,
+    evaluate,
+    forbidden_call,
+    json_field,
+    no_divergence,
+    pass_at_k,
+    pass_hat_k,
+    regex,
+    required_call,
+)
+from .summary import Summary, summarize
+from .trace import Trace, merge_call_logs, warnings_from_calls
+from .units import WorkUnit, plan_units
+
+__all__ = [
+    "AgentSpec",
+    "PlanStep",
+    "Policy",
+    "RunWriter",
+    "Scenario",
+    "ScenarioPack",
+    "Score",
+    "Scorer",
+    "Summary",
+    "Trace",
+    "Verdict",
+    "WorkUnit",
+    "call_budget",
+    "call_order",
+    "contains",
+    "default_mcp_factory",
+    "evaluate",
+    "forbidden_call",
+    "json_field",
+    "load_pack",
+    "load_pack_toml",
+    "merge_call_logs",
+    "no_divergence",
+    "normalize_servers",
+    "pass_at_k",
+    "pass_hat_k",
+    "plan_units",
+    "read_results",
+    "regex",
+    "required_call",
+    "summarize",
+    "warnings_from_calls",
+]

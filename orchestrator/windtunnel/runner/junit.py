@@ -1,0 +1,126 @@
+"""JUnit XML: the CI projection of a run (the Apache Ant / Jenkins JUnit schema).
+
+One `<testsuite>` is the pack; one `<testcase name="<unit id>" classname="<pack>.<scenario>">` is
+one unit. A failed unit gets `<failure type="policy|scorer">` listing every failing verdict and
+score and every divergence; an agent crash or timeout gets `<error type="agent_error">`. Suite
+`<properties>` carry the counts and each scenario's pass@k / pass^k; the suite's `<system-out>`
+points each unit at its trace file. The Ant schema allows nothing else inside a `<testcase>`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import socket
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+from .policies import render_json
+from .summary import Summary
+from .trace import Trace
+
+__all__ = ["failure_lines", "render_junit"]
+
+# Characters XML 1.0 cannot carry at all, even escaped.
+_XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _x(text: str) -> str:
+    return _XML_INVALID.sub("\ufffd", text)
+
+
+def failure_lines(trace: Trace) -> list[str]:
+    """Every reason a unit did not pass: agent error, failing verdicts and scores, divergences."""
+    lines: list[str] = []
+    if trace.error is not None:
+        lines.append(f"agent error: {trace.error}")
+    lines += [f"policy {v.name}: {v.reason}" for v in trace.verdicts if not v.passed]
+    lines += [
+        f"scorer {s.name}: {s.value:g} < {s.threshold:g}: {s.detail}"
+        for s in trace.scores
+        if not s.passed
+    ]
+    for warning in trace.warnings:
+        if warning.get("event") != "universe_divergence":
+            continue
+        upstream = f"{warning.get('upstream')}." if warning.get("upstream") else ""
+        lines.append(
+            f"divergence {upstream}{warning.get('tool')}({render_json(warning.get('args'))}): "
+            f"{warning.get('reason')} (policy {warning.get('policy')})"
+        )
+    return lines
+
+
+def _timestamp(started_at: float) -> str:
+    when = dt.datetime.fromtimestamp(started_at, dt.UTC) if started_at else dt.datetime.now(dt.UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def _seconds(value: float) -> str:
+    return f"{max(value, 0.0):.3f}"
+
+
+def _properties(suite: ET.Element, summary: Summary) -> None:
+    properties = ET.SubElement(suite, "properties")
+
+    def prop(name: str, value: object) -> None:
+        ET.SubElement(properties, "property", name=_x(name), value=_x(str(value)))
+
+    prop("divergences", summary.divergences)
+    prop("policy_failures", summary.policy_failures)
+    prop("scorer_failures", summary.scorer_failures)
+    for name, scenario in summary.scenarios.items():
+        prop(f"{name}.runs", scenario.runs)
+        prop(f"{name}.passed", scenario.passed)
+        prop(f"{name}.divergences", scenario.divergences)
+        for k, value in scenario.pass_at_k.items():
+            prop(f"{name}.pass_at_k.{k}", f"{value:.6g}")
+        for k, value in scenario.pass_hat_k.items():
+            prop(f"{name}.pass_hat_k.{k}", f"{value:.6g}")
+
+
+def render_junit(traces: Sequence[Trace], summary: Summary) -> bytes:
+    """The run as JUnit XML (UTF-8, with declaration)."""
+    root = ET.Element("testsuites")
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=_x(summary.pack),
+        package="windtunnel",
+        id="0",
+        hostname=_x(socket.gethostname() or "localhost"),
+        timestamp=_timestamp(summary.started_at),
+        tests=str(summary.total),
+        failures=str(summary.failed),
+        errors=str(summary.errors),
+        skipped="0",
+        time=_seconds(summary.wall_s or summary.durations.total),
+    )
+    _properties(suite, summary)
+    out: list[str] = []
+    for trace in traces:
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            name=_x(trace.unit_id),
+            classname=_x(f"{summary.pack}.{trace.scenario}"),
+            time=_seconds(trace.duration_s),
+        )
+        lines = failure_lines(trace)
+        if trace.trace_file:
+            out.append(f"{trace.unit_id}: {trace.status} {trace.trace_file}")
+        if trace.status == "passed":
+            continue
+        if trace.status == "error":
+            element = ET.SubElement(case, "error", type="agent_error")
+        else:
+            kind = "policy" if any(not v.passed for v in trace.verdicts) else "scorer"
+            element = ET.SubElement(case, "failure", type=kind)
+        element.set("message", _x(lines[0] if lines else trace.status))
+        body = lines + ([f"trace: {trace.trace_file}"] if trace.trace_file else [])
+        element.text = _x("\n".join(body))
+    ET.SubElement(suite, "system-out").text = _x("\n".join(out))
+    ET.SubElement(suite, "system-err").text = ""
+    ET.indent(root)
+    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
+    return data + b"\n"

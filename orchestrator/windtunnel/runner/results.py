@@ -1,0 +1,195 @@
+"""The run directory: written unit by unit, so an interrupted run keeps everything finished.
+
+    <run_dir>/results.jsonl        one line per finished unit (a trace without its call log)
+    <run_dir>/traces/<unit>.json   the full trace of each unit, call log included
+    <run_dir>/summary.json         aggregates (`Summary`), at the end
+    <run_dir>/junit.xml            the CI projection, at the end
+    <run_dir>/report.html          one self-contained page for humans, at the end
+
+Each unit's trace file is written atomically *before* its line is appended, and each line is
+one `write` followed by flush and `fsync`; a line is only counted once its newline is on disk, so
+a crash can at worst leave an unterminated last line, which readers skip and writers cut off.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import msgspec
+
+from ..errors import InputError
+from .html_report import render_report
+from .junit import render_junit
+from .layout import RESULTS_FILE, TRACES_DIR, trace_filename, trace_relpath
+from .summary import Summary, summarize
+from .trace import Trace
+
+__all__ = [
+    "RESULTS_FILE",
+    "TRACES_DIR",
+    "RunWriter",
+    "atomic_write",
+    "read_results",
+    "trace_filename",
+    "write_traces",
+]
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(Trace)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file, fsync, then rename: readers see the old file or the new."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Make a rename or a new file in `directory` durable (POSIX; a no-op where unsupported)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _complete_length(path: Path) -> int:
+    """Bytes of `path` up to and including its last newline."""
+    data = path.read_bytes()
+    return data.rfind(b"\n") + 1
+
+
+class RunWriter:
+    """Writes one run directory; `write` each trace as it finishes, then `finish`.
+
+    Opening an existing run directory resumes it: finished units are read back, and an
+    unterminated last line (an interrupted write) is cut off before anything is appended.
+    """
+
+    def __init__(self, run_dir: str | os.PathLike[str], *, pack: str = "windtunnel") -> None:
+        self.run_dir = Path(run_dir)
+        self.pack = pack
+        self.traces_dir = self.run_dir / TRACES_DIR
+        self.results_path = self.run_dir / RESULTS_FILE
+        try:
+            self.traces_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise InputError(
+                f"cannot create the run directory: {exc.strerror}", file=os.fspath(run_dir)
+            ) from None
+        self._traces: dict[str, Trace] = {}
+        if self.results_path.exists():
+            complete = _complete_length(self.results_path)
+            if complete != self.results_path.stat().st_size:
+                with open(self.results_path, "r+b") as f:
+                    f.truncate(complete)
+                    os.fsync(f.fileno())
+            for trace in read_results(self.run_dir):
+                self._traces[trace.unit_id] = trace
+
+    @property
+    def traces(self) -> list[Trace]:
+        """Every finished unit, in the order first written (a rerun replaces its unit)."""
+        return list(self._traces.values())
+
+    def finished_ids(self) -> set[str]:
+        return set(self._traces)
+
+    def trace_path(self, unit_id: str) -> Path:
+        path = self.traces_dir / trace_filename(unit_id)
+        # `trace_filename` already confines the name; this guards the guarantee.
+        if path.resolve().parent != self.traces_dir.resolve():
+            raise ValueError(f"trace path of {unit_id!r} escapes {self.traces_dir}")
+        return path
+
+    def write(self, trace: Trace) -> Path:
+        """Persist one finished unit: its trace file, then its results line (fsynced)."""
+        path = self.trace_path(trace.unit_id)
+        trace.trace_file = trace_relpath(trace.unit_id)
+        full = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
+        atomic_write(path, full)
+        row = msgspec.structs.replace(trace, mcp_calls=[])
+        line = _encoder.encode(row) + b"\n"
+        with open(self.results_path, "ab") as f:
+            f.write(line)
+            f.flush()
+            os.fsync(f.fileno())
+        self._traces[trace.unit_id] = trace
+        return path
+
+    def finish(self) -> Summary:
+        """Write `summary.json`, `junit.xml` and `report.html` over every finished unit."""
+        traces = self.traces
+        summary = summarize(traces, pack=self.pack)
+        summary_json = msgspec.json.format(_encoder.encode(summary), indent=2) + b"\n"
+        atomic_write(self.run_dir / "summary.json", summary_json)
+        atomic_write(self.run_dir / "junit.xml", render_junit(traces, summary))
+        atomic_write(self.run_dir / "report.html", render_report(traces, summary).encode())
+        return summary
+
+
+def _load_trace_file(run_dir: Path, row: Trace) -> Trace:
+    """The full trace behind a results row, or the row itself when the file is unusable."""
+    if not row.trace_file:
+        return row
+    path = run_dir / TRACES_DIR / trace_filename(row.unit_id)
+    try:
+        full = _decoder.decode(path.read_bytes())
+    except (OSError, msgspec.DecodeError):
+        return row
+    # A file rewritten by a later attempt whose line never made it to disk is not this row's.
+    same = (full.unit_id, full.started_at, full.status) == (row.unit_id, row.started_at, row.status)
+    return full if same else row
+
+
+def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) -> list[Trace]:
+    """The finished units of a run directory, each once, in first-written order.
+
+    A unit written twice (a rerun) keeps its first position and its last line.
+
+    An unterminated last line is an interrupted write and is skipped; any other bad line is an
+    `InputError` naming the file and line. With `with_calls`, call logs come from `traces/`.
+    """
+    root = Path(run_dir)
+    path = root / RESULTS_FILE
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=os.fspath(path)) from None
+    complete = data[: data.rfind(b"\n") + 1]
+    traces: dict[str, Trace] = {}
+    for number, line in enumerate(complete.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = _decoder.decode(line)
+        except msgspec.DecodeError as exc:
+            raise InputError(str(exc), file=os.fspath(path), path=f"line {number}") from None
+        traces[row.unit_id] = _load_trace_file(root, row) if with_calls else row
+    return list(traces.values())
+
+
+def write_traces(run_dir: str | os.PathLike[str], traces: Iterable[Trace], pack: str) -> Summary:
+    """Write a whole run at once (tests, `wt merge`): every trace, then the reports."""
+    writer = RunWriter(run_dir, pack=pack)
+    for trace in traces:
+        writer.write(trace)
+    return writer.finish()

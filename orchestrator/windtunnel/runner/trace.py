@@ -1,0 +1,146 @@
+"""`Trace`: everything one scenario run left behind, and its divergence warnings.
+
+A trace is data: the merged call log of every upstream, the `universe_divergence` warnings drawn
+from it, the agent's final answer or error, and (after `scoring.evaluate`) the verdicts, scores
+and status. `results.jsonl` rows and `traces/*.json` files are encoded traces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, TypeAlias
+
+import msgspec
+
+from ..calls import MCPCall
+from ..universe import Universe
+
+__all__ = [
+    "TRACE_FORMAT_VERSION",
+    "Score",
+    "Status",
+    "Trace",
+    "Verdict",
+    "divergent_calls",
+    "merge_call_logs",
+    "warnings_from_calls",
+]
+
+TRACE_FORMAT_VERSION = 1
+Status: TypeAlias = Literal["passed", "failed", "error"]
+
+
+class Verdict(msgspec.Struct, frozen=True, kw_only=True):
+    """A constraint-layer outcome: a policy passed or failed, and why."""
+
+    name: str
+    passed: bool
+    reason: str
+
+
+class Score(msgspec.Struct, frozen=True, kw_only=True):
+    """A quality scorer's outcome: a value in [0, 1], passing when it reaches the threshold."""
+
+    name: str
+    value: float
+    threshold: float
+    passed: bool
+    detail: str = ""
+
+
+class Trace(msgspec.Struct, kw_only=True):
+    """One run of one scenario (one work unit).
+
+    `status` is `"error"` until `scoring.evaluate` has looked at the trace, so an unscored trace
+    never reads as a pass. `trace_file` is set by the `RunWriter` (relative to the run dir).
+    """
+
+    unit_id: str
+    scenario: str
+    repeat: int = 0
+    seed: int = 0
+    task: str = ""
+    mcp_calls: list[MCPCall] = msgspec.field(default_factory=list)
+    warnings: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    output: str | None = None
+    error: str | None = None
+    status: Status = "error"
+    started_at: float = 0.0
+    duration_s: float = 0.0
+    verdicts: list[Verdict] = msgspec.field(default_factory=list)
+    scores: list[Score] = msgspec.field(default_factory=list)
+    tags: list[str] = msgspec.field(default_factory=list)
+    trace_file: str | None = None
+    windtunnel_trace: int = TRACE_FORMAT_VERSION
+
+    @property
+    def divergence_count(self) -> int:
+        """Divergent calls; a results row has no call log, so its warnings count instead."""
+        in_calls = sum(1 for call in self.mcp_calls if call.divergence is not None)
+        in_warnings = sum(1 for w in self.warnings if w.get("event") == "universe_divergence")
+        return max(in_calls, in_warnings)
+
+
+def merge_call_logs(logs: Mapping[str, Sequence[MCPCall]]) -> list[MCPCall]:
+    """One call log from several upstreams' logs, each call tagged with its upstream.
+
+    Calls are ordered by `started_at`; ties (and untimed calls) keep the upstreams' order and each
+    log's own order, so the merge is deterministic. A call with no `upstream` gets the mapping's
+    key (on a copy; the servers' logs are not touched).
+    """
+    tagged: list[tuple[float, int, int, MCPCall]] = []
+    for rank, (name, log) in enumerate(logs.items()):
+        for position, call in enumerate(log):
+            if call.upstream is None:
+                call = msgspec.structs.replace(call, upstream=name)
+            tagged.append((call.started_at, rank, position, call))
+    tagged.sort(key=lambda item: item[:3])
+    return [call for *_, call in tagged]
+
+
+def divergent_calls(calls: Iterable[MCPCall]) -> list[tuple[int, MCPCall]]:
+    """The calls that left the recording, with their 1-based position in the call log."""
+    return [(n, call) for n, call in enumerate(calls, 1) if call.divergence is not None]
+
+
+def warnings_from_calls(
+    calls: Iterable[MCPCall],
+    scenario: str | None,
+    *,
+    universes: Mapping[str, Universe] | None = None,
+) -> list[dict[str, Any]]:
+    """One `universe_divergence` worker warning per divergent call, in call-log order.
+
+    When `universes` maps the call's upstream to its universe, the warning's `nearest` also
+    carries the nearest recording's `args`, so reports can show the values that differ.
+    """
+    warnings: list[dict[str, Any]] = []
+    for call in calls:
+        divergence = call.divergence
+        if divergence is None:
+            continue
+        nearest = divergence.get("nearest")
+        if isinstance(nearest, dict):
+            nearest = dict(nearest)
+            universe = universes.get(call.upstream or "") if universes else None
+            index = nearest.get("index")
+            if (
+                universe is not None
+                and isinstance(index, int)
+                and 0 <= index < len(universe.recordings)
+            ):
+                nearest["args"] = universe.recordings[index].args
+        warnings.append(
+            {
+                "event": "universe_divergence",
+                "level": "warning",
+                "scenario": scenario,
+                "upstream": call.upstream,
+                "tool": divergence.get("tool", call.tool_name),
+                "args": divergence.get("args", call.args),
+                "reason": divergence.get("reason"),
+                "policy": divergence.get("policy"),
+                "nearest": nearest,
+            }
+        )
+    return warnings
