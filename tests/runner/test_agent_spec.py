@@ -32,12 +32,12 @@ def test_command_renders_each_element_as_one_argument() -> None:
         (
             {"kind": "command", "command": ["a", "{mcp_cfg}"]},
             "at command[1]: unknown placeholder {mcp_cfg} in '{mcp_cfg}'; expected one of "
-            "{mcp_config}, {scenario}, {seed}, {task}, {task_file}, {workdir}",
+            "{mcp_config}, {python}, {scenario}, {seed}, {task}, {task_file}, {workdir}",
         ),
         (
             {"kind": "command", "command": ["a", "--id={unit_id}"]},
             "at command[1]: unknown placeholder {unit_id} in '--id={unit_id}'; expected one of "
-            "{mcp_config}, {scenario}, {seed}, {task}, {task_file}, {workdir}",
+            "{mcp_config}, {python}, {scenario}, {seed}, {task}, {task_file}, {workdir}",
         ),
         (
             {"kind": "command", "command": ["a"], "task_via": "file"},

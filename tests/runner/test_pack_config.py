@@ -305,7 +305,7 @@ BAD: list[tuple[str, str]] = [
     (
         HEAD + "[agent]\nkind = 'command'\ncommand = ['a', '{mcp_cfg}']\n",
         "at agent.command[1]: unknown placeholder {mcp_cfg} in '{mcp_cfg}'; expected one of "
-        "{mcp_config}, {scenario}, {seed}, {task}, {task_file}, {workdir}",
+        "{mcp_config}, {python}, {scenario}, {seed}, {task}, {task_file}, {workdir}",
     ),
     (
         HEAD + "[agent]\nkind = 'command'\ncommand = ['a']\ntask_via = 'file'\n",

@@ -6,6 +6,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -16,7 +17,15 @@ from .base import AgentContext, AgentError, AgentResult, agent_env, write_mcp_co
 __all__ = ["CommandAgent"]
 
 TaskVia = Literal["stdin", "file", "arg"]
-PLACEHOLDERS = ("{mcp_config}", "{task_file}", "{task}", "{scenario}", "{seed}", "{workdir}")
+PLACEHOLDERS = (
+    "{mcp_config}",
+    "{task_file}",
+    "{task}",
+    "{scenario}",
+    "{seed}",
+    "{workdir}",
+    "{python}",
+)
 MAX_STDOUT = 4 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
 KILL_GRACE_S = 2.0
@@ -56,6 +65,7 @@ class CommandAgent:
             "{scenario}": ctx.scenario,
             "{seed}": str(ctx.seed),
             "{workdir}": str(ctx.workdir),
+            "{python}": sys.executable,
         }
         argv = []
         for part in self.command:

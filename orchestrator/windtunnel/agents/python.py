@@ -32,7 +32,7 @@ class PythonAgent:
             flavor = "asyncio" if inspect.iscoroutinefunction(fn) else "sync"
         self.fn = fn
         self.flavor = flavor
-        self.name = name or getattr(fn, "__qualname__", "python-agent")
+        self.name: str = name or str(getattr(fn, "__qualname__", "python-agent"))
 
     async def run(self, ctx: AgentContext) -> AgentResult:
         write_mcp_config(ctx)

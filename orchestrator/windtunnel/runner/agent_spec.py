@@ -1,7 +1,8 @@
 """`AgentSpec`: which agent runs a pack, as data. The adapters that run it live elsewhere.
 
 - `command`: a subprocess from a template list. Placeholders: `{mcp_config}` (path of the rendered
-  `mcpServers` JSON), `{task}`, `{task_file}`, `{scenario}`, `{seed}`, `{workdir}`. Any other
+  `mcpServers` JSON), `{task}`, `{task_file}`, `{scenario}`, `{seed}`, `{workdir}`, `{python}`
+  (the interpreter running Wind Tunnel). Any other
   `{identifier}` is refused as a likely typo; other braces (JSON arguments) are literal text.
   `task_via` says how the task reaches it: `stdin`, `file` (the template must use `{task_file}`)
   or `arg` (the template must use `{task}`).
@@ -25,6 +26,7 @@ AgentKind: TypeAlias = Literal["command", "python", "scripted"]
 TaskVia: TypeAlias = Literal["stdin", "file", "arg"]
 TEMPLATE_FIELDS: tuple[str, ...] = (
     "mcp_config",
+    "python",
     "scenario",
     "seed",
     "task",

@@ -1,0 +1,127 @@
+"""`wt run PACK`: run a pack of scenarios and gate CI on the result."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+import time
+from pathlib import Path
+
+import trio
+
+from ..runner.agent_spec import AgentSpec
+from ..runner.pack_config import load_pack
+from ..runner.pack_run import PackRunOptions, run_pack
+from ..runner.progress import Progress
+from ..runner.results import read_results
+from ..runner.scenario import ScenarioPack
+from ..runner.summary import Summary, summarize
+from .logs import configure_logging
+
+__all__ = ["register_run"]
+
+EXIT_INTERRUPTED = 130
+
+
+def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "run",
+        help="run a pack of scenarios (TOML file or module:attribute)",
+        description=(
+            "Run every scenario of PACK against its recorded upstreams, score it, and write "
+            "results.jsonl, traces/, summary.json, junit.xml, report.html and events.jsonl to "
+            "the run directory. Exit 0 when all passed, 1 when some failed, 2 on bad input, "
+            "130 when interrupted (what finished is kept)."
+        ),
+    )
+    parser.add_argument("pack", metavar="PACK")
+    parser.add_argument(
+        "-o", "--output", metavar="DIR", help="run directory (default runs/<pack>-<time>)"
+    )
+    parser.add_argument(
+        "-c", "--concurrency", type=int, help="scenario runs in flight (default: the pack's)"
+    )
+    parser.add_argument("--repeats", type=int, help="runs per scenario (overrides the pack)")
+    parser.add_argument(
+        "-k", "--scenario", metavar="GLOB", help="only scenarios whose name matches"
+    )
+    parser.add_argument("--resume", action="store_true", help="finish an interrupted run in -o DIR")
+    agent = parser.add_mutually_exclusive_group()
+    agent.add_argument(
+        "--agent-command",
+        metavar="CMD",
+        help="run this command as the agent, e.g. 'my-agent --mcp-config {mcp_config}'",
+    )
+    agent.add_argument("--agent-callable", metavar="MODULE:ATTR", help="run this Python callable")
+    parser.add_argument("--feed-port", type=int, metavar="PORT", help="serve a live event feed")
+    parser.add_argument(
+        "--progress", choices=["auto", "live", "plain"], default="auto", help="progress display"
+    )
+    parser.set_defaults(func=run_run)
+
+
+def _agent(args: argparse.Namespace) -> AgentSpec | None:
+    if args.agent_command:
+        return AgentSpec(kind="command", command=shlex.split(args.agent_command))
+    if args.agent_callable:
+        return AgentSpec(kind="python", callable=args.agent_callable)
+    return None
+
+
+def run_run(args: argparse.Namespace) -> int:
+    configure_logging(stream=sys.stderr)
+    pack = load_pack(args.pack)
+    run_dir = Path(args.output or f"runs/{pack.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    options = PackRunOptions(
+        run_dir=run_dir,
+        concurrency=args.concurrency,
+        repeats=args.repeats,
+        scenario_filter=args.scenario,
+        resume=args.resume,
+        agent=_agent(args),
+        feed_port=args.feed_port,
+    )
+    live = {"auto": None, "live": True, "plain": False}[args.progress]
+    progress = Progress(sys.stderr, live=live)
+    interrupted, summary = trio.run(_run, pack, options, progress)
+    _report(summary, run_dir, interrupted)
+    if interrupted:
+        return EXIT_INTERRUPTED
+    return 0 if summary.ok else 1
+
+
+async def _run(
+    pack: ScenarioPack, options: PackRunOptions, progress: Progress
+) -> tuple[bool, Summary]:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+            interrupted = False
+
+            async def stop_on_signal() -> None:
+                nonlocal interrupted
+                async for _ in signals:
+                    interrupted = True
+                    run_scope.cancel()
+                    return
+
+            nursery.start_soon(stop_on_signal)
+            with trio.CancelScope() as run_scope:
+                summary = await run_pack(pack, options, progress=progress)
+            if run_scope.cancelled_caught:
+                # run_pack wrote the summary over what finished before it was cancelled.
+                summary = summarize(read_results(options.run_dir, with_calls=False), pack=pack.name)
+            nursery.cancel_scope.cancel()
+    return interrupted, summary
+
+
+def _report(summary: Summary, run_dir: Path, interrupted: bool) -> None:
+    state = "interrupted" if interrupted else ("passed" if summary.ok else "FAILED")
+    print(
+        f"{summary.pack}: {state}: {summary.passed} passed, {summary.failed} failed, "
+        f"{summary.errors} errors of {summary.total}; divergences {summary.divergences}",
+        file=sys.stderr,
+    )
+    print(f"report: {run_dir / 'report.html'}", file=sys.stderr)
+    print(str(run_dir))

@@ -1,0 +1,122 @@
+"""Run one work unit: serve its upstreams, run the agent, collect the trace, score it."""
+
+from __future__ import annotations
+
+import functools
+import tempfile
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from ..actors import Fleet, ScenarioRun, open_fleet
+from ..agents import AgentContext, AgentError
+from ..errors import ConfigError, WindtunnelError
+from ..mcp.spi import MCPServer
+from ..universe import Universe
+from .adapters import AgentLike, resolve_agent
+from .scenario import Scenario, ScenarioPack, normalize_servers
+from .scoring import evaluate
+from .trace import Trace, warnings_from_calls
+from .units import WorkUnit
+
+__all__ = ["run_scenario", "run_scenario_async", "run_unit"]
+
+
+async def run_unit(
+    unit: WorkUnit,
+    fleet: Fleet,
+    *,
+    servers: Mapping[str, MCPServer] | None = None,
+    agent: AgentLike | None = None,
+    pack: ScenarioPack | None = None,
+    base_dir: Path | None = None,
+) -> Trace:
+    """One scenario run, start to finish. Never raises for the run's own failures: a crashing,
+    hanging or misconfigured agent, or a broken fixture, becomes the trace's `error`."""
+    scenario = unit.scenario
+    trace = Trace(
+        unit_id=unit.id,
+        scenario=scenario.name,
+        repeat=unit.repeat,
+        seed=unit.seed,
+        task=scenario.task,
+        tags=list(scenario.tags),
+        started_at=time.time(),
+    )
+    t0 = time.perf_counter()
+    universes: dict[str, Universe] = {}
+    run: ScenarioRun | None = None
+    try:
+        if servers is None:
+            if pack is None:
+                raise ConfigError("run_unit needs `servers` or `pack`")
+            servers = pack.servers_for(scenario)
+        servers = normalize_servers(servers)
+        universes = {
+            name: server.universe
+            for name, server in servers.items()
+            if isinstance(getattr(server, "universe", None), Universe)
+        }
+        if agent is None and pack is not None:
+            agent = pack.agent_for(scenario)
+        runnable = resolve_agent(agent, scenario, base_dir=base_dir)
+        with tempfile.TemporaryDirectory(prefix="wt-run-") as workdir:
+            async with fleet.scenario(unit.id, servers) as run:
+                ctx = AgentContext(
+                    scenario=scenario.name,
+                    task=scenario.task,
+                    servers=dict(run.urls),
+                    workdir=Path(workdir),
+                    seed=unit.seed,
+                    unit_id=unit.id,
+                )
+                with trio.move_on_after(scenario.timeout_s) as deadline:
+                    trace.output = (await runnable.run(ctx)).output
+                if deadline.cancelled_caught:
+                    trace.error = f"agent timed out after {scenario.timeout_s:g}s"
+    except AgentError as exc:
+        trace.error = str(exc)
+    except WindtunnelError as exc:
+        trace.error = f"{type(exc).__name__}: {exc}"
+    except Exception as exc:  # an adapter or a user's factory failing in an unforeseen way
+        trace.error = f"unexpected {type(exc).__name__}: {exc}"
+    if run is not None:
+        # Complete even after a failure: the scenario drained its router before exiting.
+        trace.mcp_calls = run.call_log()
+        if run.faults and trace.error is None:
+            trace.error = "server fault: " + "; ".join(run.faults)
+    trace.duration_s = time.perf_counter() - t0
+    trace.warnings = warnings_from_calls(trace.mcp_calls, scenario.name, universes=universes)
+    return evaluate(trace, scenario.policies, scenario.scorers)
+
+
+async def run_scenario_async(
+    scenario: Scenario,
+    *,
+    agent: AgentLike | None = None,
+    mcps: Any = None,
+    repeat: int = 0,
+    fleet: Fleet | None = None,
+) -> Trace:
+    """Run `scenario` once against `mcps` (a server, a list, or `{name: server}`; default: its
+    `upstreams`), inside `fleet` or a fleet of its own, and return the scored trace."""
+    servers = normalize_servers(mcps) if mcps is not None else None
+    if servers is None:
+        servers = ScenarioPack("adhoc", [scenario]).servers_for(scenario)
+    unit = WorkUnit(scenario, repeat)
+    if fleet is not None:
+        return await run_unit(unit, fleet, servers=servers, agent=agent)
+    async with open_fleet(pack=None) as own:
+        return await run_unit(unit, own, servers=servers, agent=agent)
+
+
+def run_scenario(
+    scenario: Scenario, *, agent: AgentLike | None = None, mcps: Any = None, repeat: int = 0
+) -> Trace:
+    """Synchronous `run_scenario_async` for plain (non-Trio) code such as a pytest test."""
+    return trio.run(
+        functools.partial(run_scenario_async, scenario, agent=agent, mcps=mcps, repeat=repeat)
+    )

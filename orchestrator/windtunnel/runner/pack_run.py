@@ -1,0 +1,136 @@
+"""Run a whole pack: work units in parallel on one fleet, results written as each finishes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from ..actors import Fleet, JsonLinesSink, Sink, open_fleet
+from ..errors import ConfigError
+from .adapters import AgentLike
+from .execute import run_unit
+from .progress import Progress
+from .results import RunWriter
+from .scenario import ScenarioPack
+from .summary import Summary
+from .trace import Trace
+from .units import WorkUnit, plan_units
+
+__all__ = ["PackRunOptions", "run_pack"]
+
+
+@dataclass(frozen=True)
+class PackRunOptions:
+    """How to run a pack (`wt run` options)."""
+
+    run_dir: Path
+    concurrency: int | None = None
+    repeats: int | None = None
+    scenario_filter: str | None = None
+    resume: bool = False
+    agent: AgentLike | None = None
+    feed_port: int | None = None
+    units: list[WorkUnit] | None = None
+    """Run exactly these units (a shard) instead of the whole plan."""
+
+
+async def run_pack(
+    pack: ScenarioPack,
+    options: PackRunOptions,
+    *,
+    progress: Progress | None = None,
+    sinks: list[Sink] | None = None,
+    on_trace: Callable[[Trace], None] | None = None,
+) -> Summary:
+    """Run every unit with at most `concurrency` in flight; return the summary.
+
+    Each finished unit is written at once (trace file, then an fsynced `results.jsonl` line), so
+    a cancelled run keeps everything that finished; the summary, JUnit XML and HTML report are
+    written at the end over whatever finished, also when cancelled. With `resume`, units already
+    in the run directory are skipped.
+    """
+    results = options.run_dir / "results.jsonl"
+    if results.exists() and results.stat().st_size and not options.resume:
+        raise ConfigError(
+            "this run directory already has results; use --resume to finish it, or another -o",
+            file=str(options.run_dir),
+        )
+    writer = RunWriter(options.run_dir, pack=pack.name)
+    units = (
+        options.units
+        if options.units is not None
+        else plan_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats)
+    )
+    finished = writer.finished_ids() if options.resume else set()
+    todo = [unit for unit in units if unit.id not in finished]
+    concurrency = options.concurrency or pack.concurrency
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+    base_dir = Path(pack.source).parent if pack.source else None
+    progress = progress or Progress(live=False)
+    progress.start(len(todo), skipped=len(units) - len(todo))
+    events_path = options.run_dir / "events.jsonl"
+    with open(events_path, "a", encoding="utf-8") as events:  # noqa: ASYNC230  # opened once
+        all_sinks: list[Sink] = [JsonLinesSink(events), *(sinks or [])]
+        try:
+            async with open_fleet(
+                pack=pack.name, sinks=all_sinks, feed_port=options.feed_port
+            ) as fleet:
+                await _run_units(
+                    todo, fleet, pack, options, base_dir, writer, progress, on_trace, concurrency
+                )
+        finally:
+            progress.close()
+            with trio.CancelScope(shield=True):
+                summary = await trio.to_thread.run_sync(writer.finish)
+    return summary
+
+
+async def _run_units(
+    todo: list[WorkUnit],
+    fleet: Fleet,
+    pack: ScenarioPack,
+    options: PackRunOptions,
+    base_dir: Path | None,
+    writer: RunWriter,
+    progress: Progress,
+    on_trace: Callable[[Trace], None] | None,
+    concurrency: int,
+) -> None:
+    send_units, receive_units = trio.open_memory_channel[WorkUnit](len(todo) or 1)
+    for unit in todo:
+        send_units.send_nowait(unit)
+    send_units.close()
+    send_traces, receive_traces = trio.open_memory_channel[Trace](concurrency)
+
+    async def worker(
+        units: trio.MemoryReceiveChannel[WorkUnit], out: trio.MemorySendChannel[Trace]
+    ) -> None:
+        async with units, out:
+            async for unit in units:
+                progress.unit_started()
+                trace = await run_unit(
+                    unit, fleet, pack=pack, agent=options.agent, base_dir=base_dir
+                )
+                await out.send(trace)
+
+    async def write_all() -> None:
+        # One writer, in a thread so fsyncs never stall the servers. Shielded: on cancellation
+        # the workers stop and close their channels, and the writer still writes every unit
+        # that finished before it ends.
+        with trio.CancelScope(shield=True):
+            async with receive_traces:
+                async for trace in receive_traces:
+                    await trio.to_thread.run_sync(writer.write, trace)
+                    progress.unit_finished(trace)
+                    if on_trace is not None:
+                        on_trace(trace)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(write_all)
+        async with send_traces, receive_units:
+            for _ in range(min(concurrency, len(todo))):
+                nursery.start_soon(worker, receive_units.clone(), send_traces.clone())

@@ -1,0 +1,77 @@
+"""Progress of a pack run: a live status line on a terminal, plain lines otherwise."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+from .trace import Trace
+
+__all__ = ["Progress"]
+
+
+class Progress:
+    """`start(total)`, `unit_started()`, `unit_finished(trace)`, `close()`."""
+
+    def __init__(self, stream: TextIO | None = None, *, live: bool | None = None) -> None:
+        self.stream = stream if stream is not None else sys.stderr
+        self.live = self.stream.isatty() if live is None else live
+        self.total = 0
+        self.done = 0
+        self.running = 0
+        self.counts = {"passed": 0, "failed": 0, "error": 0}
+        self._t0 = time.monotonic()
+
+    def start(self, total: int, *, skipped: int = 0) -> None:
+        self.total = total
+        if skipped:
+            self._line(f"resuming: {skipped} unit(s) already finished, {total} to run")
+        self._render()
+
+    def unit_started(self) -> None:
+        self.running += 1
+        self._render()
+
+    def unit_finished(self, trace: Trace) -> None:
+        self.running -= 1
+        self.done += 1
+        self.counts[trace.status] = self.counts.get(trace.status, 0) + 1
+        if trace.status != "passed" or not self.live:
+            mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[trace.status]
+            reason = _reason(trace)
+            suffix = f" - {reason}" if reason else ""
+            self._line(f"{mark:5} {trace.unit_id} ({trace.duration_s:.2f}s){suffix}")
+        self._render()
+
+    def close(self) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[2K")
+        self.stream.flush()
+
+    def _status(self) -> str:
+        elapsed = time.monotonic() - self._t0
+        return (
+            f"[{self.done}/{self.total}] passed {self.counts['passed']}  failed "
+            f"{self.counts['failed']}  errors {self.counts['error']}  running {self.running}  "
+            f"{elapsed:.1f}s"
+        )
+
+    def _render(self) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[2K" + self._status())
+            self.stream.flush()
+
+    def _line(self, text: str) -> None:
+        if self.live:
+            self.stream.write("\r\x1b[2K")
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+
+def _reason(trace: Trace) -> str:
+    if trace.error:
+        return trace.error
+    failing = [v.reason for v in trace.verdicts if not v.passed]
+    failing += [f"{s.name}: {s.detail}" for s in trace.scores if not s.passed]
+    return "; ".join(failing)
