@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import resource
-from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -212,6 +212,27 @@ async def open_fleet(
     if feed is not None:
         all_sinks.append(feed)
     router = Router(pack=pack, sinks=all_sinks, call_events=call_events)
+    with _unwrap_body_errors():
+        async with _open_fleet_nursery(router, feed, host) as fleet:
+            yield fleet
+
+
+@contextmanager
+def _unwrap_body_errors() -> Iterator[None]:
+    """The background tasks never raise, so a lone error in the group is the body's: re-raise it
+    as itself, so callers can `except AgentError` around a fleet as they would around any code."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+@asynccontextmanager
+async def _open_fleet_nursery(
+    router: Router, feed: WebSocketFeed | None, host: str
+) -> AsyncIterator[Fleet]:
     async with trio.open_nursery() as nursery:
         await nursery.start(router.run)
         feed_url: Any = None
