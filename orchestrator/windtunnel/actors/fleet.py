@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import resource
-from collections.abc import AsyncIterator, Iterator, Mapping
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 import structlog
 import trio
 
+from .._groups import unwrap_single_error
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..mcp.spi import MCPServer
@@ -212,21 +213,10 @@ async def open_fleet(
     if feed is not None:
         all_sinks.append(feed)
     router = Router(pack=pack, sinks=all_sinks, call_events=call_events)
-    with _unwrap_body_errors():
+    # The background tasks never raise, so a lone error in a group is the body's own.
+    with unwrap_single_error():
         async with _open_fleet_nursery(router, feed, host) as fleet:
             yield fleet
-
-
-@contextmanager
-def _unwrap_body_errors() -> Iterator[None]:
-    """The background tasks never raise, so a lone error in the group is the body's: re-raise it
-    as itself, so callers can `except AgentError` around a fleet as they would around any code."""
-    try:
-        yield
-    except BaseExceptionGroup as group:
-        if len(group.exceptions) == 1:
-            raise group.exceptions[0] from None
-        raise
 
 
 @asynccontextmanager

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import trio
 
+from .._groups import unwrap_single_error
 from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
 from ..runner.pack_run import PackRunOptions, run_pack
@@ -95,7 +96,10 @@ def run_run(args: argparse.Namespace) -> int:
 async def _run(
     pack: ScenarioPack, options: PackRunOptions, progress: Progress
 ) -> tuple[bool, Summary]:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with (
+        unwrap_single_error(),
+        trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals,
+    ):
         async with trio.open_nursery() as nursery:
             interrupted = False
 
