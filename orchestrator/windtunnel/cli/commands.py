@@ -5,7 +5,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from . import run_command, serve_command, universe_commands, watch_command
+from . import (
+    merge_command,
+    plan_command,
+    run_command,
+    serve_command,
+    universe_commands,
+    watch_command,
+)
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -15,4 +22,6 @@ REGISTRY: list[Register] = [
     serve_command.register_serve,
     watch_command.register_watch,
     run_command.register_run,
+    plan_command.register_plan,
+    merge_command.register_merge,
 ]

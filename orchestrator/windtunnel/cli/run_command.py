@@ -19,6 +19,7 @@ from ..runner.progress import Progress
 from ..runner.results import read_results
 from ..runner.scenario import ScenarioPack
 from ..runner.summary import Summary, summarize
+from . import scale_run
 from .logs import configure_logging
 
 __all__ = ["register_run"]
@@ -60,6 +61,7 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     parser.add_argument(
         "--progress", choices=["auto", "live", "plain"], default="auto", help="progress display"
     )
+    scale_run.add_scale_arguments(parser)
     parser.set_defaults(func=run_run)
 
 
@@ -86,7 +88,12 @@ def run_run(args: argparse.Namespace) -> int:
     )
     live = {"auto": None, "live": True, "plain": False}[args.progress]
     progress = Progress(sys.stderr, live=live)
-    interrupted, summary = trio.run(_run, pack, options, progress)
+    if args.shard is not None:
+        options = scale_run.shard_options(pack, args.shard, options)
+    if scale_run.wants_workers(args):
+        interrupted, summary = scale_run.run_workers(args, pack, options, progress)
+    else:
+        interrupted, summary = trio.run(_run, pack, options, progress)
     _report(summary, run_dir, interrupted)
     if interrupted:
         return EXIT_INTERRUPTED

@@ -1,0 +1,193 @@
+"""Ray: every shard is one Ray task running the unchanged Trio runtime (`trio.run` in the task).
+
+The task loads the pack where it runs, runs its shard into a temporary run directory, and sends
+the finished traces (call logs included), the shard manifest and the event lines back to the
+driver, which writes them as ordinary shard run directories for `merge_runs`. So a worker node
+needs only Wind Tunnel and the pack's files at the same path (a shared volume or a baked image);
+nothing has to be written to a shared disk.
+
+Ray is an optional dependency (`pip install 'windtunnel[ray]'`), imported only here, only when
+this executor is used.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import signal
+import sys
+import tempfile
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import msgspec
+import trio
+
+from ..errors import ConfigError
+from ..runner.agent_spec import AgentSpec
+from ..runner.pack_config import load_pack
+from ..runner.pack_run import PackRunOptions, run_pack
+from ..runner.progress import Progress
+from ..runner.results import atomic_write, read_results, write_traces
+from ..runner.trace import Trace
+from .manifest import ShardManifest, write_manifest
+from .merge import EVENTS_FILE
+from .shard_run import prepare_shard
+from .shards import ShardSpec, parse_shard
+
+__all__ = ["RayShardOutcome", "ShardJob", "import_ray", "ray_cpus", "run_ray_shards"]
+
+
+class ShardJob(msgspec.Struct, frozen=True, kw_only=True):
+    """Everything a Ray task needs to run one shard (plain data, sent as JSON)."""
+
+    pack: str
+    shard: str
+    cwd: str
+    concurrency: int | None = None
+    repeats: int | None = None
+    scenario_filter: str | None = None
+    agent: AgentSpec | None = None
+
+
+class ShardPayload(msgspec.Struct, kw_only=True):
+    """What a task sends back: the shard's manifest, finished traces and event lines."""
+
+    manifest: ShardManifest
+    traces: list[Trace]
+    events: str = ""
+
+
+@dataclass
+class RayShardOutcome:
+    """One shard's end on Ray: finished (its directory written) or the task's error."""
+
+    spec: ShardSpec
+    finished: bool
+    error: str | None = None
+
+
+def import_ray() -> Any:
+    """The `ray` module, or a `ConfigError` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise ConfigError("the Ray executor needs Ray: pip install 'windtunnel[ray]'") from None
+    return ray
+
+
+def run_shard_task(job_json: bytes) -> bytes:
+    """The body of a Ray task: run one shard with the Trio runtime, return its payload as JSON."""
+    job = msgspec.json.decode(job_json, type=ShardJob)
+    if os.path.isdir(job.cwd):
+        # Relative pack paths and `module:attr` packs resolve as they did on the driver.
+        os.chdir(job.cwd)
+        if job.cwd not in sys.path:
+            sys.path.insert(0, job.cwd)
+    pack = load_pack(job.pack)
+    with tempfile.TemporaryDirectory(prefix="windtunnel-ray-") as tmp:
+        run_dir = Path(tmp) / "run"
+        options = PackRunOptions(
+            run_dir=run_dir,
+            concurrency=job.concurrency,
+            repeats=job.repeats,
+            scenario_filter=job.scenario_filter,
+            agent=job.agent,
+        )
+        options, manifest = prepare_shard(pack, parse_shard(job.shard), options)
+        quiet = Progress(io.StringIO(), live=False)
+        trio.run(_run_pack, pack, options, quiet)
+        events = run_dir / EVENTS_FILE
+        payload = ShardPayload(
+            manifest=manifest,
+            traces=read_results(run_dir),
+            events=events.read_text("utf-8") if events.exists() else "",
+        )
+    return msgspec.json.encode(payload)
+
+
+async def _run_pack(pack: Any, options: PackRunOptions, progress: Progress) -> None:
+    await run_pack(pack, options, progress=progress)
+
+
+def _write_shard(run_dir: Path, payload: ShardPayload) -> None:
+    write_manifest(run_dir, payload.manifest)
+    write_traces(run_dir, payload.traces, payload.manifest.pack)
+    if payload.events:
+        atomic_write(run_dir / EVENTS_FILE, payload.events.encode("utf-8"))
+
+
+def ray_cpus(ray: Any) -> int:
+    """CPUs of the connected Ray cluster (at least 1): the shard count of `-j auto`."""
+    return max(1, int(ray.cluster_resources().get("CPU", 1)))
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    def interrupt(signum: int, frame: FrameType | None) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def run_ray_shards(
+    jobs: Sequence[tuple[ShardJob, Path]],
+    progress: Progress,
+    *,
+    on_interrupt: Callable[[], None] | None = None,
+) -> tuple[bool, list[RayShardOutcome]]:
+    """Submit one task per `(job, sub-run dir)` to the connected Ray cluster; gather as they end.
+
+    Each finished shard is written to its directory at once, and its units are fed to
+    `progress`. Ctrl-C or SIGTERM cancels the tasks still running and returns what finished:
+    `(interrupted, outcomes)`. The caller connects (`ray.init`) and disconnects.
+    """
+    ray = import_ray()
+    task = ray.remote(num_cpus=1, max_retries=0)(run_shard_task)
+    pending: dict[Any, tuple[ShardSpec, Path]] = {}
+    for job, run_dir in jobs:
+        pending[task.remote(msgspec.json.encode(job))] = (parse_shard(job.shard), run_dir)
+    outcomes: dict[ShardSpec, RayShardOutcome] = {}
+    interrupted = False
+    with _sigterm_as_interrupt():
+        try:
+            while pending:
+                done, _ = ray.wait(list(pending), num_returns=1)
+                for ref in done:
+                    spec, run_dir = pending.pop(ref)
+                    outcomes[spec] = _collect(ray, ref, spec, run_dir, progress)
+        except KeyboardInterrupt:
+            interrupted = True
+            if on_interrupt is not None:
+                on_interrupt()
+            for ref in pending:
+                ray.cancel(ref, force=True)
+    for spec, _ in pending.values():
+        outcomes[spec] = RayShardOutcome(spec, finished=False, error="cancelled")
+    ordered = [outcomes[parse_shard(job.shard)] for job, _ in jobs]
+    return interrupted, ordered
+
+
+def _collect(
+    ray: Any, ref: Any, spec: ShardSpec, run_dir: Path, progress: Progress
+) -> RayShardOutcome:
+    try:
+        data = ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        message = str(cause) if cause is not None else str(exc).strip().splitlines()[-1]
+        return RayShardOutcome(spec, finished=False, error=message)
+    payload = msgspec.json.decode(data, type=ShardPayload)
+    _write_shard(run_dir, payload)
+    for trace in payload.traces:
+        progress.unit_started()
+        progress.unit_finished(trace)
+    return RayShardOutcome(spec, finished=True)
