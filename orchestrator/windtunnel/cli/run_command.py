@@ -88,9 +88,10 @@ def run_run(args: argparse.Namespace) -> int:
     )
     live = {"auto": None, "live": True, "plain": False}[args.progress]
     progress = Progress(sys.stderr, live=live)
+    parallel = scale_run.wants_workers(args)
     if args.shard is not None:
         options = scale_run.shard_options(pack, args.shard, options)
-    if scale_run.wants_workers(args):
+    if parallel:
         interrupted, summary = scale_run.run_workers(args, pack, options, progress)
     else:
         interrupted, summary = trio.run(_run, pack, options, progress)
