@@ -17,13 +17,14 @@ from pathlib import Path
 import msgspec
 
 from ..errors import InputError
-from ..runner.results import RESULTS_FILE, atomic_write, read_results, write_traces
+from ..runner.layout import trace_relpath
+from ..runner.results import RESULTS_FILE, RunWriter, atomic_write, read_results
 from ..runner.summary import Summary
 from ..runner.trace import Trace
 from .manifest import ShardManifest, read_manifest
 from .shards import ShardSpec
 
-__all__ = ["MERGE_FILE", "MergeReport", "merge_runs", "name_units"]
+__all__ = ["MERGE_FILE", "MergeReport", "merge_runs", "name_units", "write_run"]
 
 MERGE_FILE = "merge.json"
 EVENTS_FILE = "events.jsonl"
@@ -122,6 +123,28 @@ def _concat_events(shards: list[tuple[Path, ShardManifest]], out: Path) -> None:
         atomic_write(out / EVENTS_FILE, b"".join(chunks))
 
 
+_encoder = msgspec.json.Encoder()
+
+
+def write_run(target: Path, traces: list[Trace], pack: str) -> Summary:
+    """Write a whole run at once (merge, Ray shards) as `write_traces` would, flushing once.
+
+    The run is derived data (a merge can be redone from its shards), so traces are not fsynced
+    one by one: every file is written, the OS flushes them all once, and only then
+    `results.jsonl` appears (atomically), so a half-written merge never reads as finished.
+    """
+    writer = RunWriter(target, pack=pack)
+    lines = []
+    for trace in traces:
+        trace.trace_file = trace_relpath(trace.unit_id)
+        data = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
+        writer.trace_path(trace.unit_id).write_bytes(data)
+        lines.append(_encoder.encode(msgspec.structs.replace(trace, mcp_calls=[])) + b"\n")
+    os.sync()
+    atomic_write(target / RESULTS_FILE, b"".join(lines))
+    return RunWriter(target, pack=pack).finish()
+
+
 def merge_runs(
     dirs: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
@@ -154,7 +177,7 @@ def merge_runs(
     if missing and not allow_missing:
         raise InputError(_missing_message(missing, absent, shards))
     ordered = [by_id[uid] for uid in first.plan if uid in by_id]
-    summary = write_traces(target, ordered, first.pack)
+    summary = write_run(target, ordered, first.pack)
     _concat_events(shards, target)
     record = _MergeRecord(
         pack=first.pack,

@@ -32,10 +32,10 @@ from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
 from ..runner.pack_run import PackRunOptions, run_pack
 from ..runner.progress import Progress
-from ..runner.results import atomic_write, read_results, write_traces
+from ..runner.results import atomic_write, read_results
 from ..runner.trace import Trace
 from .manifest import ShardManifest, write_manifest
-from .merge import EVENTS_FILE
+from .merge import EVENTS_FILE, write_run
 from .shard_run import prepare_shard
 from .shards import ShardSpec, parse_shard
 
@@ -116,7 +116,7 @@ async def _run_pack(pack: Any, options: PackRunOptions, progress: Progress) -> N
 
 def _write_shard(run_dir: Path, payload: ShardPayload) -> None:
     write_manifest(run_dir, payload.manifest)
-    write_traces(run_dir, payload.traces, payload.manifest.pack)
+    write_run(run_dir, payload.traces, payload.manifest.pack)
     if payload.events:
         atomic_write(run_dir / EVENTS_FILE, payload.events.encode("utf-8"))
 
