@@ -9,12 +9,14 @@ gives the median wall times and the speed-up. Then the cost model, from measurem
 - `a` (fixed cost of one shard: process start, imports, servers, reports) and `b` (cost of one
   unit on one core) from the -j 1 medians at two pack sizes (`--small` and `--scenarios`);
 - `e`, the parallel efficiency of two shards on this machine: speed-up / 2;
-- `m`, the cost of merging one unit, from `merge_runs` over the -j 2 run's shards;
+- the cost of merging: `merge_runs` over the -j 2 run's shards, and over 10,000 copies of one of
+  the run's real traces cut into 20 shards (measured, not extrapolated);
 - the largest shard of 10,000 units cut K ways, computed with the real assignment (`shard_of`).
 
 For M machines like this one (2 cores, so K = 2M one-core shards) the estimate is
-`a + (b / e) * largest_shard(K) + m * 10,000`; copying shard directories between machines is not
-measured and not included.
+`a + (b / e) * largest_shard(K) + merge(10,000)` (wall-time model, this machine's contention
+included), and `a_cpu + b_cpu * largest_shard(K) + merge(10,000)` from CPU seconds (every shard
+on a free core). Copying shard directories between machines is not measured and not included.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import statistics
 import subprocess
 import sys
@@ -32,8 +35,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from windtunnel.scale.merge import merge_runs
-from windtunnel.scale.shards import shard_of
+import msgspec
+
+from windtunnel.runner.results import read_results
+from windtunnel.runner.trace import Trace
+from windtunnel.scale.manifest import ShardManifest, write_manifest
+from windtunnel.scale.merge import merge_runs, write_run
+from windtunnel.scale.shards import ShardSpec, plan_hash, shard_of
 
 ROOT = Path(__file__).resolve().parents[1]
 UNIVERSES = ROOT / "configs" / "demo" / "universes"
@@ -64,15 +72,20 @@ def write_pack(directory: Path, scenarios: int, concurrency: int) -> Path:
     return path
 
 
-def timed_run(pack: Path, jobs: int, out: Path) -> float:
-    """Seconds for one `wt run PACK -j JOBS` in a fresh process, end to end."""
-    started = time.perf_counter()
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_run(pack: Path, jobs: int, out: Path) -> tuple[float, float]:
+    """Wall seconds and CPU seconds (all processes) of one `wt run PACK -j JOBS`, end to end."""
+    cpu0, started = _children_cpu(), time.perf_counter()
     command = [*WT, "run", str(pack), "-j", str(jobs), "-o", str(out), "--progress", "plain"]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu0
     if done.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}:\n{done.stderr}")
-    return elapsed
+    return elapsed, cpu
 
 
 def largest_shard(units: int, shards: int) -> int:
@@ -83,14 +96,42 @@ def largest_shard(units: int, shards: int) -> int:
     return max(sizes)
 
 
+def merge_at_scale(template: Trace, units: int, shards: int, work: Path) -> float:
+    """Seconds `merge_runs` takes for `units` copies of a real trace cut into `shards` shards."""
+    ids = [f"bench-{i:05d}#0" for i in range(units)]
+    digest = plan_hash("bench", ids)
+    dirs = []
+    for index in range(1, shards + 1):
+        spec = ShardSpec(index, shards)
+        mine = [uid for uid in ids if spec.contains(uid)]
+        run_dir = work / "synthetic" / f"{index}-of-{shards}"
+        manifest = ShardManifest(
+            pack="bench", plan_hash=digest, shard=str(spec), plan=ids, units=mine
+        )
+        write_manifest(run_dir, manifest)
+        traces = [
+            msgspec.structs.replace(template, unit_id=uid, scenario=uid.partition("#")[0])
+            for uid in mine
+        ]
+        write_run(run_dir, traces, "bench")
+        dirs.append(run_dir)
+    started = time.perf_counter()
+    merge_runs(dirs, work / "synthetic-merged")
+    return time.perf_counter() - started
+
+
 def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     big = write_pack(work, args.scenarios, args.concurrency)
     small = write_pack(work, args.small, args.concurrency)
     times: dict[str, list[float]] = {"j1": [], "j2": [], "j1_small": []}
+    cpu: dict[str, list[float]] = {"j1": [], "j2": [], "j1_small": []}
+    loads = [os.getloadavg()[0]]
     for r in range(args.repeats):
-        times["j1"].append(timed_run(big, 1, work / f"j1-{r}"))
-        times["j2"].append(timed_run(big, 2, work / f"j2-{r}"))
-        times["j1_small"].append(timed_run(small, 1, work / f"j1-small-{r}"))
+        for key, pack, jobs in (("j1", big, 1), ("j2", big, 2), ("j1_small", small, 1)):
+            wall, used = timed_run(pack, jobs, work / f"{key}-{r}")
+            times[key].append(wall)
+            cpu[key].append(used)
+        loads.append(os.getloadavg()[0])
     merges = []
     shards = sorted((work / "j2-0" / "shards").iterdir())
     for r in range(args.repeats):
@@ -98,31 +139,39 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         merge_runs(shards, work / f"merge-{r}")
         merges.append(time.perf_counter() - started)
     med = {name: statistics.median(values) for name, values in times.items()}
+    med_cpu = {name: statistics.median(values) for name, values in cpu.items()}
     speedup = med["j1"] / med["j2"]
-    b = (med["j1"] - med["j1_small"]) / (args.scenarios - args.small)
+    span = args.scenarios - args.small
+    b = (med["j1"] - med["j1_small"]) / span
     a = med["j1_small"] - b * args.small
+    b_cpu = (med_cpu["j1"] - med_cpu["j1_small"]) / span
+    a_cpu = med_cpu["j1_small"] - b_cpu * args.small
     m = statistics.median(merges) / args.scenarios
+    template = read_results(work / "j1-0")[0]
+    merge_10k = merge_at_scale(template, TARGET_UNITS, 20, work)
     efficiency = speedup / 2
     estimates = []
     for machines in (1, 10, 100):
         shards_k = 2 * machines
         largest = largest_shard(TARGET_UNITS, shards_k)
-        run_s = a + (b / efficiency) * largest
-        merge_s = m * TARGET_UNITS
+        merge_s = merge_10k
         estimates.append(
             {
                 "machines": machines,
                 "shards": shards_k,
                 "largest_shard": largest,
                 "mean_shard": TARGET_UNITS / shards_k,
-                "shard_s": run_s,
                 "merge_s": merge_s,
-                "total_s": run_s + merge_s,
+                # Wall-time model: this machine's own -j 2 efficiency, contention included.
+                "total_s": a + (b / efficiency) * largest + merge_s,
+                # CPU-time model: every shard on a core of its own.
+                "total_cpu_model_s": a_cpu + b_cpu * largest + merge_s,
             }
         )
-    base = estimates[0]["total_s"]
-    for row in estimates:
-        row["speedup_vs_1"] = base / row["total_s"]
+    for key in ("total_s", "total_cpu_model_s"):
+        base = estimates[0][key]
+        for row in estimates:
+            row[key.replace("total", "speedup")] = base / row[key]
     return {
         "machine": {
             "cpus": os.cpu_count(),
@@ -134,9 +183,20 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "concurrency": args.concurrency,
         "repeats": args.repeats,
         "times_s": times,
+        "cpu_s": cpu,
         "median_s": med,
+        "median_cpu_s": med_cpu,
+        "load_average_1m": loads,
         "speedup_j2": speedup,
-        "model": {"a_s": a, "b_s": b, "efficiency": efficiency, "merge_per_unit_s": m},
+        "model": {
+            "a_s": a,
+            "b_s": b,
+            "a_cpu_s": a_cpu,
+            "b_cpu_s": b_cpu,
+            "efficiency": efficiency,
+            "merge_per_unit_s": m,
+            "merge_10k_s": merge_10k,
+        },
         "merge_s": merges,
         "estimates_10k": estimates,
     }
@@ -150,33 +210,42 @@ def render(result: dict[str, Any]) -> str:
         f"{result['concurrency']} per worker; {result['repeats']} runs each; "
         f"{result['machine']['cpus']} CPUs, Python {result['machine']['python']}",
         "",
-        "| run | median wall (s) | all runs (s) |",
-        "|---|---|---|",
+        "load average (1 min) before and after each round: "
+        + ", ".join(f"{x:.2f}" for x in result["load_average_1m"]),
+        "",
+        "| run | median wall (s) | all runs, wall (s) | median CPU (s) |",
+        "|---|---|---|---|",
     ]
-    for key, label in (("j1", f"-j 1, {n} units"), ("j2", f"-j 2, {n} units")):
+    labels = {
+        "j1": f"-j 1, {n} units",
+        "j2": f"-j 2, {n} units",
+        "j1_small": f"-j 1, {result['small']} units",
+    }
+    for key, label in labels.items():
         runs = ", ".join(f"{t:.2f}" for t in result["times_s"][key])
-        lines.append(f"| {label} | {med[key]:.2f} | {runs} |")
-    runs = ", ".join(f"{t:.2f}" for t in result["times_s"]["j1_small"])
-    lines.append(f"| -j 1, {result['small']} units | {med['j1_small']:.2f} | {runs} |")
+        lines.append(f"| {label} | {med[key]:.2f} | {runs} | {result['median_cpu_s'][key]:.2f} |")
     lines += [
         "",
         f"speed-up of -j 2 over -j 1: {result['speedup_j2']:.2f}x "
         f"(parallel efficiency {model['efficiency']:.2f})",
-        f"fixed cost per shard a = {model['a_s']:.2f} s; per unit on one core "
-        f"b = {model['b_s'] * 1000:.1f} ms; merge per unit m = "
-        f"{model['merge_per_unit_s'] * 1000:.2f} ms",
+        f"wall: fixed cost per shard a = {model['a_s']:.2f} s, per unit b = "
+        f"{model['b_s'] * 1000:.1f} ms; CPU: a = {model['a_cpu_s']:.2f} s, b = "
+        f"{model['b_cpu_s'] * 1000:.1f} ms; merge per unit m = "
+        f"{model['merge_per_unit_s'] * 1000:.2f} ms at {n} units; merging 10,000 units "
+        f"(20 shards, measured): {model['merge_10k_s']:.1f} s",
         "",
         "10,000 scenarios on M machines like this one (2 one-core shards per machine):",
         "",
-        "| machines | shards | largest shard (mean) | shard time (s) | merge (s) | total (s) | "
-        "speed-up vs 1 |",
-        "|---|---|---|---|---|---|---|",
+        "| machines | shards | largest shard (mean) | merge (s) | wall model (s) | speed-up | "
+        "CPU model (s) | speed-up |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for row in result["estimates_10k"]:
         lines.append(
             f"| {row['machines']} | {row['shards']} | {row['largest_shard']} "
-            f"({row['mean_shard']:.0f}) | {row['shard_s']:.1f} | {row['merge_s']:.1f} | "
-            f"{row['total_s']:.1f} | {row['speedup_vs_1']:.1f}x |"
+            f"({row['mean_shard']:.0f}) | {row['merge_s']:.1f} | {row['total_s']:.0f} | "
+            f"{row['speedup_s']:.1f}x | {row['total_cpu_model_s']:.0f} | "
+            f"{row['speedup_cpu_model_s']:.1f}x |"
         )
     return "\n".join(lines)
 
