@@ -1,6 +1,7 @@
 """Benchmark `wt run -j`: one pack at -j 1 and -j 2, and a measured cost model for many machines.
 
-    .venv/bin/python scripts/bench_scale.py [--scenarios 200] [--small 40] [--repeats 3] [--json]
+    .venv/bin/python scripts/bench_scale.py [--scenarios 200] [--small 40] [--repeats 3]
+                                            [--diagnose-fsync] [--json]
 
 A generated pack of `--scenarios` scenarios (the scripted agent, real MCP clients, two recorded
 upstreams, two calls each) runs at -j 1 and -j 2, each `--repeats` times, interleaved; the report
@@ -17,6 +18,10 @@ For M machines like this one (2 cores, so K = 2M one-core shards) the estimate i
 `a + (b / e) * largest_shard(K) + merge(10,000)` (wall-time model, this machine's contention
 included), and `a_cpu + b_cpu * largest_shard(K) + merge(10,000)` from CPU seconds (every shard
 on a free core). Copying shard directories between machines is not measured and not included.
+
+`--diagnose-fsync` also times -j 1 and -j 2 with `os.fsync` replaced by a no-op in every process
+(a `sitecustomize` on PYTHONPATH): the live run fsyncs each unit 3 times, and on a disk where
+concurrent fsyncs queue behind each other that, not CPU, is what limits local parallelism.
 """
 
 from __future__ import annotations
@@ -77,11 +82,17 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def timed_run(pack: Path, jobs: int, out: Path) -> tuple[float, float]:
+NO_FSYNC = "import os\nos.fsync = lambda fd: None\n"
+"""A `sitecustomize` for the diagnostic runs: every process of the run skips fsync."""
+
+
+def timed_run(
+    pack: Path, jobs: int, out: Path, env: dict[str, str] | None = None
+) -> tuple[float, float]:
     """Wall seconds and CPU seconds (all processes) of one `wt run PACK -j JOBS`, end to end."""
     cpu0, started = _children_cpu(), time.perf_counter()
     command = [*WT, "run", str(pack), "-j", str(jobs), "-o", str(out), "--progress", "plain"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu0
     if done.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}:\n{done.stderr}")
@@ -138,6 +149,18 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         started = time.perf_counter()
         merge_runs(shards, work / f"merge-{r}")
         merges.append(time.perf_counter() - started)
+    if args.diagnose_fsync:
+        site = work / "no-fsync"
+        site.mkdir()
+        (site / "sitecustomize.py").write_text(NO_FSYNC)
+        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+        for key in ("j1_nofsync", "j2_nofsync"):
+            times[key], cpu[key] = [], []
+        for r in range(args.repeats):
+            for key, jobs in (("j1_nofsync", 1), ("j2_nofsync", 2)):
+                wall, used = timed_run(big, jobs, work / f"{key}-{r}", env)
+                times[key].append(wall)
+                cpu[key].append(used)
     med = {name: statistics.median(values) for name, values in times.items()}
     med_cpu = {name: statistics.median(values) for name, values in cpu.items()}
     speedup = med["j1"] / med["j2"]
@@ -188,6 +211,9 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "median_cpu_s": med_cpu,
         "load_average_1m": loads,
         "speedup_j2": speedup,
+        "speedup_j2_nofsync": (med["j1_nofsync"] / med["j2_nofsync"])
+        if args.diagnose_fsync
+        else None,
         "model": {
             "a_s": a,
             "b_s": b,
@@ -220,14 +246,23 @@ def render(result: dict[str, Any]) -> str:
         "j1": f"-j 1, {n} units",
         "j2": f"-j 2, {n} units",
         "j1_small": f"-j 1, {result['small']} units",
+        "j1_nofsync": f"-j 1, {n} units, fsync off (diagnostic)",
+        "j2_nofsync": f"-j 2, {n} units, fsync off (diagnostic)",
     }
     for key, label in labels.items():
+        if key not in result["times_s"]:
+            continue
         runs = ", ".join(f"{t:.2f}" for t in result["times_s"][key])
         lines.append(f"| {label} | {med[key]:.2f} | {runs} | {result['median_cpu_s'][key]:.2f} |")
     lines += [
         "",
         f"speed-up of -j 2 over -j 1: {result['speedup_j2']:.2f}x "
         f"(parallel efficiency {model['efficiency']:.2f})",
+        *(
+            [f"speed-up with fsync off (diagnostic): {result['speedup_j2_nofsync']:.2f}x"]
+            if result["speedup_j2_nofsync"] is not None
+            else []
+        ),
         f"wall: fixed cost per shard a = {model['a_s']:.2f} s, per unit b = "
         f"{model['b_s'] * 1000:.1f} ms; CPU: a = {model['a_cpu_s']:.2f} s, b = "
         f"{model['b_cpu_s'] * 1000:.1f} ms; merge per unit m = "
@@ -256,6 +291,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--small", type=int, default=40, help="second size for the fit (40)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per setting (>= 3)")
     parser.add_argument("--concurrency", type=int, default=8, help="units in flight per worker")
+    parser.add_argument(
+        "--diagnose-fsync",
+        action="store_true",
+        help="also time -j 1 and -j 2 with fsync off in every process (a diagnostic)",
+    )
     parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
     args = parser.parse_args(argv)
     if args.repeats < 3 or not 0 < args.small < args.scenarios:
