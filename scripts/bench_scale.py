@@ -77,6 +77,17 @@ def write_pack(directory: Path, scenarios: int, concurrency: int) -> Path:
     return path
 
 
+def _machine_busy() -> float:
+    """CPU seconds the whole machine has spent busy (all processes), from /proc/stat."""
+    try:
+        fields = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    except OSError:
+        return 0.0
+    user, nice, system, _idle, _iowait, irq, softirq, steal = (int(x) for x in fields[:8])
+    ticks = os.sysconf("SC_CLK_TCK")
+    return (user + nice + system + irq + softirq + steal) / ticks
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -86,14 +97,19 @@ NO_FSYNC = "import os\nos.fsync = lambda fd: None\n"
 """A `sitecustomize` for the diagnostic runs: every process of the run skips fsync."""
 
 
+OTHERS: list[float] = []
+"""Per timed run: cores used on average by processes that are not the benchmark's."""
+
+
 def timed_run(
     pack: Path, jobs: int, out: Path, env: dict[str, str] | None = None
 ) -> tuple[float, float]:
     """Wall seconds and CPU seconds (all processes) of one `wt run PACK -j JOBS`, end to end."""
-    cpu0, started = _children_cpu(), time.perf_counter()
+    busy0, cpu0, started = _machine_busy(), _children_cpu(), time.perf_counter()
     command = [*WT, "run", str(pack), "-j", str(jobs), "-o", str(out), "--progress", "plain"]
     done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
     elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu0
+    OTHERS.append(max(0.0, (_machine_busy() - busy0 - cpu) / elapsed))
     if done.returncode != 0:
         raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}:\n{done.stderr}")
     return elapsed, cpu
@@ -210,6 +226,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         "median_s": med,
         "median_cpu_s": med_cpu,
         "load_average_1m": loads,
+        "other_processes_cores": OTHERS,
         "speedup_j2": speedup,
         "speedup_j2_nofsync": (med["j1_nofsync"] / med["j2_nofsync"])
         if args.diagnose_fsync
@@ -238,6 +255,9 @@ def render(result: dict[str, Any]) -> str:
         "",
         "load average (1 min) before and after each round: "
         + ", ".join(f"{x:.2f}" for x in result["load_average_1m"]),
+        "cores busy with other processes during the timed runs: median "
+        f"{statistics.median(result['other_processes_cores']):.2f}, max "
+        f"{max(result['other_processes_cores']):.2f}",
         "",
         "| run | median wall (s) | all runs, wall (s) | median CPU (s) |",
         "|---|---|---|---|",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 from pathlib import Path
@@ -65,12 +66,16 @@ def test_jobs_2_gives_the_verdicts_of_jobs_1(
 def test_a_parallel_run_refuses_a_used_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """-j into a directory with results needs --resume; --resume finishes nothing twice."""
+    """-j auto (a worker per core) into a used directory needs --resume, which reruns nothing."""
     pack = scripted_pack(tmp_path, 3)
     run = tmp_path / "run"
-    assert main(["run", str(pack), "-j", "2", "-o", str(run), "--progress", "plain"]) == 1
+    assert main(["run", str(pack), "-j", "auto", "-o", str(run), "--progress", "plain"]) == 1
+    cores = len(os.sched_getaffinity(0))
+    assert sorted(p.name for p in (run / "shards").iterdir()) == [
+        f"{i}-of-{cores}" for i in range(1, cores + 1)
+    ]
     capsys.readouterr()
-    assert main(["run", str(pack), "-j", "2", "-o", str(run)]) == 2
+    assert main(["run", str(pack), "-j", str(cores), "-o", str(run)]) == 2
     assert capsys.readouterr().err.splitlines() == [
         f"wt: error: {run}: this run directory already has results; use --resume to finish it, "
         "or another -o"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,7 +13,9 @@ import ray
 from tests.scale.packs import scripted_pack
 from tests.scale.test_parallel import verdicts
 from windtunnel.cli.main import main
-from windtunnel.scale.shards import shard_of
+from windtunnel.runner.progress import Progress
+from windtunnel.scale.ray_executor import RayShardOutcome, ShardJob, run_ray_shards
+from windtunnel.scale.shards import ShardSpec, shard_of
 
 
 @pytest.fixture(scope="module")
@@ -76,3 +79,21 @@ def test_ray_auto_uses_the_cluster_cpus(
     assert main(["run", str(pack), "--executor", "ray", "-o", str(run), "--progress", "plain"]) == 1
     assert sorted(p.name for p in (run / "shards").iterdir()) == ["1-of-2", "2-of-2"]
     assert json.loads((run / "summary.json").read_text())["total"] == 3
+
+
+@pytest.mark.timeout(120)
+def test_a_failing_task_is_reported_per_shard(tmp_path: Path, local_ray: None) -> None:
+    """A shard whose task raises comes back as not finished, with the task's error message."""
+    missing = tmp_path / "gone.toml"
+    job = ShardJob(pack=str(missing), shard="1/1", cwd=str(tmp_path))
+    progress = Progress(io.StringIO(), live=False)
+    interrupted, outcomes = run_ray_shards([(job, tmp_path / "shard")], progress)
+    assert interrupted is False
+    assert outcomes == [
+        RayShardOutcome(
+            ShardSpec(1, 1),
+            finished=False,
+            error=f"{missing}: no such file",
+        )
+    ]
+    assert not (tmp_path / "shard").exists()

@@ -4,6 +4,7 @@ ray`. Sharded and parallel runs use the same runtime as a plain run; see docs/sc
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import shutil
 import signal
@@ -211,7 +212,12 @@ def _on_ray(
     ray = import_ray()
     started = not ray.is_initialized()
     if started:
-        ray.init(address=args.ray_address, include_dashboard=False, log_to_driver=False)
+        ray.init(
+            address=args.ray_address,
+            include_dashboard=False,
+            log_to_driver=False,
+            logging_level=logging.WARNING,
+        )
     try:
         count = ray_cpus(ray) if args.jobs in (None, "auto") else int(args.jobs)
         shards = _shards(options.run_dir, count)

@@ -17,6 +17,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -128,6 +129,11 @@ def ray_cpus(ray: Any) -> int:
 
 @contextmanager
 def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the gathering like Ctrl-C does (only the main thread can install it)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
     def interrupt(signum: int, frame: FrameType | None) -> None:
         raise KeyboardInterrupt
 
