@@ -12,8 +12,10 @@ from collections.abc import Iterable
 from typing import Any
 
 from .envelope import (
+    ALWAYS_OUT,
     CONTRACT,
     CONTRACT_VERSION,
+    SUSPECT_FLAGS,
     Call,
     CallError,
     CallResult,
@@ -47,6 +49,9 @@ _FLAG_WARNINGS: dict[str, str] = {
     "result_unparseable": "result could not be read",
     "tool_not_advertised": "the tool is not in the tool list the trace advertised",
 }
+
+
+_COMPLETE_LISTS = frozenset({"tools/list", "mcp_list_tools", "request_tools"})
 
 
 class TraceBuilder:
@@ -172,7 +177,11 @@ class TraceBuilder:
 
     def build(self) -> Envelope:
         """Finish the envelope: infer missing tools, order everything, add computed warnings."""
-        advertised = {uid: bool(up.tools) for uid, up in self._upstreams.items()}
+        # Only a complete tool list proves a tool was not offered; OTel definitions are partial.
+        advertised = {
+            uid: any(tool.schema_source in _COMPLETE_LISTS for tool in up.tools)
+            for uid, up in self._upstreams.items()
+        }
         for call in self._calls:
             if call.upstream not in self._upstreams:
                 self.upstream(call.upstream)
@@ -249,7 +258,7 @@ def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
                 )
             )
         for j, tool in enumerate(upstream.tools):
-            if tool.schema_source == "inferred":
+            if tool.schema_source == "inferred" and upstream.kind != "builtin":
                 samples = tool.input_schema.get("x-wt-inferred", {}).get("samples", 0)
                 warnings.append(
                     TraceWarning(
@@ -259,13 +268,27 @@ def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
                         path=f"$.upstreams[{i}].tools[{j}].input_schema",
                     )
                 )
+    builtin = {up.id for up in envelope.upstreams if up.kind == "builtin"}
     model_view: list[str] = []
     for call in envelope.calls:
         where = f"$.calls[{call.seq}]"
+        if call.upstream in builtin:
+            warnings.append(
+                TraceWarning(
+                    code="builtin_tool",
+                    message=f"{_label(call)}: a built-in tool of the agent, not an MCP upstream; "
+                    "kept in the envelope, never served",
+                    path=where,
+                )
+            )
+            continue
         for flag in call.flags:
             if flag in _FLAG_WARNINGS:
-                kept_out = flag != "args_wrapped"
-                suffix = "; kept out of the fixture" if kept_out else ""
+                suffix = ""
+                if flag in ALWAYS_OUT:
+                    suffix = "; kept out of the fixture"
+                elif flag in SUSPECT_FLAGS:
+                    suffix = "; kept out of the fixture unless --keep-suspect"
                 warnings.append(
                     TraceWarning(
                         code=flag,
@@ -299,7 +322,7 @@ def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
                 message="results of call(s) "
                 + ", ".join(model_view)
                 + " are the model's view (the transcript), not what the MCP server sent; "
-                "kept out of the fixture (use --keep-suspect to keep them)",
+                "kept out of the fixture unless --keep-suspect",
                 path="$.calls",
             )
         )

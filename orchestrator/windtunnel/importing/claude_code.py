@@ -23,6 +23,7 @@ __all__ = ["FORMAT", "looks_like", "read", "split_tool_name"]
 
 FORMAT = "claude-code-jsonl"
 BUILTIN_UPSTREAM = "claude-code"
+_EVENTS = ("user", "assistant")
 _SKIP_PROMPTS = ("<command-", "<local-command", "This session is being continued")
 # Texts Claude Code itself writes into a tool result (not the server's answer).
 _DENIED = "The user doesn't want to proceed with this tool use"
@@ -32,8 +33,10 @@ _INTERRUPTED = "[Request interrupted by user"
 def looks_like(doc: Document) -> bool:
     if not doc.jsonl:
         return False
-    first = doc.records[0][1]
-    return isinstance(first, dict) and "sessionId" in first and "type" in first
+    return any(
+        isinstance(value, dict) and "sessionId" in value and value.get("type") in _EVENTS
+        for _, value in doc.records[:20]
+    )
 
 
 def split_tool_name(name: str) -> tuple[str, str] | None:

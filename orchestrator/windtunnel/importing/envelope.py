@@ -20,6 +20,7 @@ import msgspec
 from ..errors import TraceError
 
 __all__ = [
+    "ALWAYS_OUT",
     "CONTRACT",
     "CONTRACT_VERSION",
     "SUSPECT_FLAGS",
@@ -74,6 +75,8 @@ SchemaSource: TypeAlias = Literal[
 Timing: TypeAlias = Literal["exact", "approx", "none"]
 View: TypeAlias = Literal["wire", "model"]
 
+# Flags that keep a call out of the fixture whatever the user asks: its arguments are unknown.
+ALWAYS_OUT: frozenset[str] = frozenset({"args_truncated", "args_unparseable"})
 # Flags that keep a call out of the fixture unless the user asks (`--keep-suspect`).
 SUSPECT_FLAGS: frozenset[str] = frozenset(
     {

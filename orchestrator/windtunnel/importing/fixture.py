@@ -17,7 +17,7 @@ from ..calls import MCPCall
 from ..canonical import canonical_key
 from ..freeze import freeze_universe
 from ..universe import Universe, UniverseTool
-from .envelope import Call, Envelope
+from .envelope import ALWAYS_OUT, Call, Envelope
 
 __all__ = ["FixturePlan", "plan_fixtures", "recording_result"]
 
@@ -47,6 +47,8 @@ def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool) -> bool:
     if upstream is None or upstream.kind == "builtin":
         return False
     if call.outcome not in ("ok", "tool_error") or call.result is None:
+        return False
+    if ALWAYS_OUT & set(call.flags):
         return False
     return keep_suspect or not call.suspect
 

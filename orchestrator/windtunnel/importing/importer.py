@@ -25,6 +25,7 @@ PACK_FILE = "scenario.toml"
 _COMPUTED = frozenset(
     {
         "task_missing",
+        "builtin_tool",
         "upstream_unnamed",
         "schema_inferred",
         "args_truncated",
