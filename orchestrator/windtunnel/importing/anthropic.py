@@ -36,6 +36,9 @@ def looks_like(doc: Document) -> bool:
     value = doc.single
     if isinstance(value, dict) and value.get("type") == "message" and "content" in value:
         return True
+    response = value.get("response") if isinstance(value, dict) else None
+    if isinstance(response, dict) and response.get("type") == "message":
+        return True
     messages = _messages_of(value)
     if not isinstance(messages, list):
         return False

@@ -25,6 +25,7 @@ from .envelope import (
     Outcome,
     SchemaSource,
     Source,
+    SourceFormat,
     Task,
     Timing,
     Tool,
@@ -57,7 +58,9 @@ _COMPLETE_LISTS = frozenset({"tools/list", "mcp_list_tools", "request_tools"})
 class TraceBuilder:
     """Collects one run's upstreams and calls, then builds a checked `Envelope`."""
 
-    def __init__(self, source_format: str, *, file: str | None, sha256: str | None) -> None:
+    def __init__(
+        self, source_format: SourceFormat, *, file: str | None, sha256: str | None
+    ) -> None:
         self.source = Source(format=source_format, file=file, sha256=sha256)
         self.trace_id: str | None = None
         self.started_at: str | None = None

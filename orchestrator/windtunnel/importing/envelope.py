@@ -12,6 +12,7 @@ ignored (the OTLP rule), so old readers keep working on new files.
 from __future__ import annotations
 
 import os
+from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
@@ -39,6 +40,7 @@ __all__ = [
     "Upstream",
     "decode_envelope",
     "encode_envelope",
+    "json_schema",
     "read_envelope",
     "validate_envelope",
 ]
@@ -69,6 +71,15 @@ IdentitySource: TypeAlias = Literal[
     "user",
     "fallback",
 ]
+SourceFormat: TypeAlias = Literal[
+    "otlp-json",
+    "mcp-jsonrpc",
+    "anthropic-messages",
+    "openai-chat",
+    "openai-responses",
+    "claude-code-jsonl",
+    "manual",
+]
 SchemaSource: TypeAlias = Literal[
     "tools/list", "mcp_list_tools", "request_tools", "otel_tool_definitions", "user", "inferred"
 ]
@@ -93,7 +104,7 @@ SUSPECT_FLAGS: frozenset[str] = frozenset(
 class Source(msgspec.Struct, omit_defaults=True):
     """Where the envelope came from: the source format and file."""
 
-    format: str
+    format: SourceFormat
     file: str | None = None
     sha256: str | None = None
 
@@ -316,3 +327,10 @@ def encode_envelope(envelope: Envelope) -> bytes:
     """Deterministic, indented JSON: the same envelope always gives the same bytes."""
     compact = msgspec.json.encode(envelope, order="deterministic")
     return msgspec.json.format(compact, indent=2) + b"\n"
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of Contract A 1.x, as shipped in `windtunnel/schemas/contract-a-1.json`."""
+    text = resources.files("windtunnel").joinpath("schemas", "contract-a-1.json").read_bytes()
+    schema: dict[str, Any] = msgspec.json.decode(text)
+    return schema

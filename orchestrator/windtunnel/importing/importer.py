@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import cast
 
 import msgspec
 
@@ -11,7 +12,7 @@ from ..errors import TraceError
 from ..universe import encode_universe
 from .builder import TraceBuilder, computed_warnings
 from .document import parse_document
-from .envelope import Envelope, TraceWarning, decode_envelope, encode_envelope
+from .envelope import Envelope, SourceFormat, TraceWarning, decode_envelope, encode_envelope
 from .fixture import FixturePlan, plan_fixtures
 from .skeleton import render_pack
 from .sniff import ADAPTERS, CONTRACT_A, FORMATS, sniff_format
@@ -69,7 +70,10 @@ def import_bytes(
         kept = [w for w in envelope.warnings if w.code not in _COMPUTED]
         envelope.warnings = kept + computed_warnings(envelope)
         return envelope
-    builder = TraceBuilder(chosen, file=os.path.basename(file), sha256=doc.sha256)
+    # ADAPTERS is keyed by the adapters' own FORMAT literals.
+    builder = TraceBuilder(
+        cast(SourceFormat, chosen), file=os.path.basename(file), sha256=doc.sha256
+    )
     ADAPTERS[chosen](doc, builder)
     if task is not None:
         builder.prompt = task

@@ -34,6 +34,9 @@ def looks_like(doc: Document) -> bool:
     value = doc.single
     if isinstance(value, dict) and value.get("object") == "chat.completion":
         return True
+    response = value.get("response") if isinstance(value, dict) else None
+    if isinstance(response, dict) and response.get("object") == "chat.completion":
+        return True
     messages = _messages_of(value)
     return isinstance(messages, list) and any(
         isinstance(m, dict) and ("tool_calls" in m or m.get("role") == "tool") for m in messages
