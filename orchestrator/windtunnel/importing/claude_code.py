@@ -51,6 +51,8 @@ def split_tool_name(name: str) -> tuple[str, str] | None:
 
 def read(doc: Document, builder: TraceBuilder) -> None:
     pending: dict[str, Call] = {}
+    if not any(isinstance(v, dict) and v.get("type") in _EVENTS for _, v in doc.records):
+        doc.fail('no "user" or "assistant" lines: not a Claude Code session transcript')
     for line, value in doc.records:
         where = f"line {line}"
         event = as_obj(doc, value, where)

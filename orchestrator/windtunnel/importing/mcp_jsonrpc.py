@@ -42,7 +42,9 @@ def looks_like(doc: Document) -> bool:
     if doc.jsonl:
         return _is_message(doc.records[0][1])
     value = doc.single
-    return isinstance(value, list) and bool(value) and _is_message(value[0])
+    if isinstance(value, list):
+        return bool(value) and _is_message(value[0])
+    return _is_message(value)
 
 
 def _timestamp(value: Any) -> str | None:
@@ -56,6 +58,8 @@ def _timestamp(value: Any) -> str | None:
 def _messages(doc: Document) -> list[_Message]:
     if doc.jsonl:
         entries = [(f"line {line}", value) for line, value in doc.records]
+    elif isinstance(doc.single, dict):
+        entries = [("line 1", doc.single)]
     else:
         items = as_list(doc, doc.single, "$")
         entries = [(f"$[{i}]", value) for i, value in enumerate(items)]

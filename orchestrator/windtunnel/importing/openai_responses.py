@@ -47,7 +47,8 @@ def looks_like(doc: Document) -> bool:
     return _is_response(value) or _is_exchange(value)
 
 
-def _exchanges(doc: Document) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
+def _exchanges(doc: Document) -> list[tuple[str, dict[str, Any], str, dict[str, Any]]]:
+    """`(request path, request, response path, response)` for each exchange."""
     if doc.jsonl:
         entries = [(f"line {line}", value) for line, value in doc.records]
     elif isinstance(doc.single, list):
@@ -60,9 +61,9 @@ def _exchanges(doc: Document) -> list[tuple[str, dict[str, Any], dict[str, Any]]
         if "request" in record or "response" in record:
             request = as_obj(doc, record.get("request", {}), f"{where}.request")
             response = as_obj(doc, record.get("response"), f"{where}.response")
-            exchanges.append((where, request, response))
+            exchanges.append((f"{where}.request", request, f"{where}.response", response))
         else:
-            exchanges.append((where, {}, record))
+            exchanges.append((f"{where}.request", {}, where, record))
     return exchanges
 
 
@@ -97,7 +98,7 @@ class _State:
 
 def read(doc: Document, builder: TraceBuilder) -> None:
     state = _State(doc, builder)
-    for where, request, response in _exchanges(doc):
+    for where, request, response_where, response in _exchanges(doc):
         if builder.system is None:
             builder.system = opt_str(request.get("instructions"))
         _request_tools(state, request, where)
@@ -105,26 +106,26 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         if isinstance(request_input, str):
             builder.prompt = builder.prompt or request_input
         elif request_input is not None:
-            for i, item in enumerate(as_list(doc, request_input, f"{where}.request.input")):
+            for i, item in enumerate(as_list(doc, request_input, f"{where}.input")):
                 _item(
                     state,
-                    as_obj(doc, item, f"{where}.request.input[{i}]"),
-                    f"{where}.request.input[{i}]",
+                    as_obj(doc, item, f"{where}.input[{i}]"),
+                    f"{where}.input[{i}]",
                 )
         builder.trace_id = opt_str(response.get("id")) or builder.trace_id
-        output = as_list(doc, response.get("output", []), f"{where}.response.output")
+        output = as_list(doc, response.get("output"), f"{response_where}.output")
         for i, item in enumerate(output):
             _item(
                 state,
-                as_obj(doc, item, f"{where}.response.output[{i}]"),
-                f"{where}.response.output[{i}]",
+                as_obj(doc, item, f"{response_where}.output[{i}]"),
+                f"{response_where}.output[{i}]",
             )
 
 
 def _request_tools(state: _State, request: dict[str, Any], where: str) -> None:
-    tools = as_list(state.doc, request.get("tools", []), f"{where}.request.tools")
+    tools = as_list(state.doc, request.get("tools", []), f"{where}.tools")
     for i, tool in enumerate(tools):
-        tool = as_obj(state.doc, tool, f"{where}.request.tools[{i}]")
+        tool = as_obj(state.doc, tool, f"{where}.tools[{i}]")
         if tool.get("type") == "mcp" and isinstance(tool.get("server_label"), str):
             _mcp_upstream(state, tool["server_label"], opt_str(tool.get("server_url")))
         elif tool.get("type") == "function" and isinstance(tool.get("name"), str):
