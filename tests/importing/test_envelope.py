@@ -78,13 +78,20 @@ def test_shape_errors_name_the_json_path() -> None:
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"upstream": "nowhere"}, "t.wtin.json at $.calls[0].upstream: call names undeclared "
-         "upstream 'nowhere'"),
-        ({"tool": "pong"}, "t.wtin.json at $.calls[0].tool: call names tool 'pong', which "
-         "upstream 'ops' does not declare"),
+        (
+            {"upstream": "nowhere"},
+            "t.wtin.json at $.calls[0].upstream: call names undeclared upstream 'nowhere'",
+        ),
+        (
+            {"tool": "pong"},
+            "t.wtin.json at $.calls[0].tool: call names tool 'pong', which "
+            "upstream 'ops' does not declare",
+        ),
         ({"seq": 3}, "t.wtin.json at $.calls[0].seq: seq must be 0 (dense, in order)"),
-        ({"outcome": "unknown"}, "t.wtin.json at $.calls[0]: outcome 'unknown' needs an error "
-         "and no result"),
+        (
+            {"outcome": "unknown"},
+            "t.wtin.json at $.calls[0]: outcome 'unknown' needs an error and no result",
+        ),
     ],
 )
 def test_cross_field_rules_are_enforced(change: dict[str, Any], message: str) -> None:

@@ -117,7 +117,10 @@ def test_unknown_tool_call_is_exported_as_the_mcp_error(tmp_path: Path) -> None:
         ),
         ([1, None], {"content": [{"type": "text", "text": "[1,null]"}]}),
         (None, {"content": [{"type": "text", "text": "null"}]}),
-        ({"content": [{"type": "text", "text": "x"}]}, {"content": [{"type": "text", "text": "x"}]}),
+        (
+            {"content": [{"type": "text", "text": "x"}]},
+            {"content": [{"type": "text", "text": "x"}]},
+        ),
     ],
 )
 def test_payloads_map_to_call_tool_results(value: Any, expected: dict[str, Any]) -> None:

@@ -1,4 +1,4 @@
-"""Every sample trace imports to its golden Contract A envelope, valid against the shipped schema."""
+"""Every sample trace imports to its golden envelope, valid against the shipped JSON Schema."""
 
 from __future__ import annotations
 
@@ -33,7 +33,9 @@ def test_envelope_matches_golden(sample: Sample) -> None:
 def test_golden_validates_against_json_schema(sample: Sample) -> None:
     """Each golden envelope is valid against the JSON Schema shipped with the package."""
     validator = jsonschema.Draft202012Validator(json_schema())
-    errors = [e.message for e in validator.iter_errors(msgspec.json.decode(sample.golden.read_bytes()))]
+    errors = [
+        e.message for e in validator.iter_errors(msgspec.json.decode(sample.golden.read_bytes()))
+    ]
     assert errors == []
 
 

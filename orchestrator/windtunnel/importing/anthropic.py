@@ -21,7 +21,7 @@ from .shape import as_list, as_obj, opt_str
 __all__ = ["FORMAT", "looks_like", "read"]
 
 FORMAT = "anthropic-messages"
-_TOOL_BLOCKS = {"tool_use", "tool_result", "mcp_tool_use", "mcp_tool_result"}
+_TOOL_BLOCKS = ("tool_use", "tool_result", "mcp_tool_use", "mcp_tool_result")
 
 
 def _messages_of(value: Any) -> Any:

@@ -21,7 +21,7 @@ from .shape import as_list, as_obj, opt_str
 __all__ = ["FORMAT", "looks_like", "read"]
 
 FORMAT = "openai-responses"
-_ITEMS = {"function_call", "function_call_output", "mcp_call", "mcp_list_tools", "message"}
+_ITEMS = ("function_call", "function_call_output", "mcp_call", "mcp_list_tools", "message")
 
 
 def _is_response(value: Any) -> bool:
