@@ -101,3 +101,24 @@ def test_timestamps_normalize_to_utc_milliseconds() -> None:
 def test_slug(name: str, expected: str) -> None:
     """Upstream ids are lower-case slugs usable as file names."""
     assert slug(name) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('{"a": "cut', True),
+        ('[{"x":1}', True),
+        ("[1, 2", True),
+        ("results follow…", True),
+        ("[truncated]", True),
+        ('{"a":1}', False),
+        ("[warn] disk low", False),
+        ("{ not json }", False),
+        ('{"a": 1} and more', False),
+    ],
+)
+def test_looks_truncated(text: str, expected: bool) -> None:
+    """Cut-off JSON and trailing ellipses are truncation; bracketed prose is not."""
+    from windtunnel.importing.normalize import looks_truncated
+
+    assert looks_truncated(text) is expected

@@ -48,14 +48,39 @@ def parse_json_text(text: str) -> tuple[bool, Any]:
         return False, None
 
 
+_JSON_START = re.compile(r'\{\s*(?:"|\})|\[\s*(?:[\[{"\d\-\]]|true|false|null)')
+
+
 def looks_truncated(text: str) -> bool:
     """A value cut off by a length limit: a trailing ellipsis or marker, or JSON left open."""
-    stripped = text.rstrip()
+    stripped = text.strip()
     if stripped.endswith(_TRUNCATION_MARKS):
         return True
-    opened = stripped[:1]
-    closers = {"{": "}", "[": "]"}
-    return opened in closers and not stripped.endswith(closers[opened])
+    if not _JSON_START.match(stripped):
+        return False
+    ok, _ = parse_json_text(stripped)
+    return not ok and _left_open(stripped)
+
+
+def _left_open(text: str) -> bool:
+    """More brackets opened than closed (outside strings), or a string never closed."""
+    depth = 0
+    in_string = escaped = False
+    for char in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "{[":
+            depth += 1
+        elif char in "}]":
+            depth -= 1
+    return in_string or depth > 0
 
 
 def parse_args(value: Any) -> ParsedArgs:
