@@ -16,6 +16,7 @@ from windtunnel.errors import TraceError
 from windtunnel.importing import FORMATS, decode_envelope, encode_envelope, import_bytes
 from windtunnel.importing.fixture import plan_fixtures
 from windtunnel.importing.skeleton import render_pack
+from windtunnel.mcp import RecordedMCPServer
 from windtunnel.universe import decode_universe, encode_universe
 
 # The words the adapters look for, so generated documents reach deep into every adapter.
@@ -141,9 +142,15 @@ def _check_pipeline(data: bytes, forced: str | None) -> None:
     assert encode_envelope(decode_envelope(encoded)) == encoded
     for keep in (False, True):
         plan = plan_fixtures(envelope, keep_suspect=keep)
-        for universe in plan.universes.values():
-            decode_universe(encode_universe(universe))
-        tomllib.loads(render_pack(envelope, plan, name="fuzz"))
+        servers = {
+            name: RecordedMCPServer(decode_universe(encode_universe(universe)), name=name)
+            for name, universe in plan.universes.items()
+        }
+        pack = tomllib.loads(render_pack(envelope, plan, name="fuzz"))
+        for step in pack["scenario"][0].get("plan", []):
+            servers[step["upstream"]].call_tool(step["tool"], step.get("args", {}))
+        log = [call for server in servers.values() for call in server.call_log()]
+        assert [call.divergence for call in log] == [None] * len(log)
 
 
 @fuzz

@@ -10,7 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from windtunnel.importing.inference import infer_schema
-from windtunnel.importing.normalize import iso_from_nanos, iso_from_text, parse_args, slug
+from windtunnel.importing.normalize import (
+    iso_from_nanos,
+    iso_from_text,
+    looks_truncated,
+    parse_args,
+    slug,
+)
 from windtunnel.importing.toml_text import NotTomlError, toml_value
 
 
@@ -119,6 +125,4 @@ def test_slug(name: str, expected: str) -> None:
 )
 def test_looks_truncated(text: str, expected: bool) -> None:
     """Cut-off JSON and trailing ellipses are truncation; bracketed prose is not."""
-    from windtunnel.importing.normalize import looks_truncated
-
     assert looks_truncated(text) is expected

@@ -96,9 +96,13 @@ def render_pack(envelope: Envelope, plan: FixturePlan, *, name: str) -> str:
     out += _scorer_stub(envelope, plan)
     for call in plan.calls:
         out.append("")
-        out += _call_table("[[scenario.plan]]", call)
         if _args_line(call.args) is None:
-            out.append("# TODO(review): these args hold a null, which TOML cannot write")
+            out += _comment(
+                f"TODO(review): call {call.seq} ({call.upstream}.{call.tool}) has arguments "
+                "TOML cannot write (a null); it is in the fixture but not in this plan"
+            )
+            continue
+        out += _call_table("[[scenario.plan]]", call)
     answer = envelope.final_answer.text if envelope.final_answer is not None else ""
     out += ["", "[scenario.scripted]", f"final_answer = {toml_string(answer)}", ""]
     return "\n".join(out)
@@ -119,7 +123,7 @@ def _scorer_stub(envelope: Envelope, plan: FixturePlan) -> list[str]:
             continue
         expected.add(key)
         if _args_line(call.args) is None:
-            out.append("# (args hold a null, which TOML cannot write; matching on the tool only)")
+            continue  # not in the plan either (see there)
         out.append("")
         out += _call_table("[[scenario.policies]]", call, kind="required_call")
     out += [
