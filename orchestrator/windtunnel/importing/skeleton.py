@@ -138,7 +138,8 @@ def _scorer_stub(envelope: Envelope, plan: FixturePlan) -> list[str]:
         out.append("# The trace shows these calls refused (approval or permission); candidates:")
         for call in denied:
             out += _call_table("[[scenario.policies]]", call, kind="forbidden_call", commented=True)
-    kept_out = [c for c in envelope.calls if c not in plan.calls]
+    replayed = {call.seq for call in plan.calls}
+    kept_out = [c for c in envelope.calls if c.seq not in replayed]
     if kept_out:
         out.append("# Calls of the trace kept out of the fixture (see the warnings above):")
         for call in kept_out:
