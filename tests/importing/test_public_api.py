@@ -10,8 +10,8 @@ def test_public_names() -> None:
     assert sorted(windtunnel.importing.__all__) == [
         "CONTRACT",
         "CONTRACT_VERSION",
-        "FORMATS",
         "Envelope",
+        "FORMATS",
         "ImportOutput",
         "decode_envelope",
         "encode_envelope",
