@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 
+from windtunnel.errors import TraceError
 from windtunnel.importing import import_bytes
 from windtunnel.importing.envelope import Envelope
 
@@ -217,3 +219,32 @@ def test_jsonrpc_plain_array_with_modern_server_info_and_orphans() -> None:
 
 def _import_task(value: Any, task: str) -> Envelope:
     return import_bytes(msgspec.json.encode(value), file="t", task=task)
+
+
+def test_upstream_option_names_the_unnamed_upstream() -> None:
+    """`upstream=` renames `default` everywhere, with identity source `user`."""
+    doc = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+        ]
+    }
+    envelope = import_bytes(msgspec.json.encode(doc), file="t", upstream="Billing API")
+    assert [(u.id, u.identity.source) for u in envelope.upstreams] == [("billing-api", "user")]
+    assert [c.upstream for c in envelope.calls] == ["billing-api"]
+    assert "upstream_unnamed" not in [w.code for w in envelope.warnings]
+
+
+def test_upstream_option_without_an_unnamed_upstream_is_an_error() -> None:
+    """Naming an upstream the trace already names is refused with a clear message."""
+    line = {"conn": "crm", "msg": {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}}
+    with pytest.raises(TraceError) as caught:
+        import_bytes(msgspec.json.encode(line), file="t", upstream="crm")
+    assert str(caught.value) == (
+        "t: --upstream 'crm': the trace has no unnamed upstream, or one of that name already exists"
+    )

@@ -26,6 +26,11 @@ def register_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--task", metavar="TEXT", help="the task given to the agent")
     parser.add_argument(
+        "--upstream",
+        metavar="NAME",
+        help="name the upstream the trace does not name (chat transcripts), instead of `default`",
+    )
+    parser.add_argument(
         "--keep-suspect",
         action="store_true",
         help="keep suspect calls (truncated values, model-view results, unadvertised tools) "
@@ -43,7 +48,7 @@ def _stem(trace: str) -> str:
 
 
 def run_import(args: argparse.Namespace) -> int:
-    envelope = import_trace(args.trace, format=args.format, task=args.task)
+    envelope = import_trace(args.trace, format=args.format, task=args.task, upstream=args.upstream)
     stem = _stem(args.trace)
     directory = args.output or f"{stem}.import"
     output = write_import(envelope, directory, name=stem, keep_suspect=args.keep_suspect)

@@ -171,6 +171,23 @@ class TraceBuilder:
         call.result = None
         call.error = CallError(message=message, code=code)
 
+    def name_unnamed(self, name: str) -> bool:
+        """Give the fallback upstream (`default`) a name the user chose; False if there is none."""
+        known = self._upstreams.get("default")
+        if known is None or known.identity.source != "fallback":
+            return False
+        new_id = slug(name)
+        if new_id != "default" and new_id in self._upstreams:
+            return False
+        del self._upstreams["default"]
+        known.id = new_id
+        known.identity = Identity(source="user")
+        self._upstreams[new_id] = known
+        for call in self._calls:
+            if call.upstream == "default":
+                call.upstream = new_id
+        return True
+
     def warn(self, code: str, message: str, path: str | None = None) -> None:
         self._warnings.append(TraceWarning(code=code, message=message, path=path))
 

@@ -44,19 +44,31 @@ _COMPUTED = frozenset(
 
 
 def import_trace(
-    path: str | os.PathLike[str], *, format: str | None = None, task: str | None = None
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    task: str | None = None,
+    upstream: str | None = None,
 ) -> Envelope:
-    """Read a trace in any supported format (sniffed unless `format` is given) as Contract A."""
+    """Read a trace in any supported format (sniffed unless `format` is given) as Contract A.
+
+    `task` replaces the trace's task; `upstream` names the upstream the trace did not name.
+    """
     file = os.fspath(path)
     try:
         data = Path(file).read_bytes()
     except OSError as exc:
         raise TraceError(f"cannot read: {exc.strerror or exc}", file=file) from None
-    return import_bytes(data, file=file, format=format, task=task)
+    return import_bytes(data, file=file, format=format, task=task, upstream=upstream)
 
 
 def import_bytes(
-    data: bytes, *, file: str, format: str | None = None, task: str | None = None
+    data: bytes,
+    *,
+    file: str,
+    format: str | None = None,
+    task: str | None = None,
+    upstream: str | None = None,
 ) -> Envelope:
     """`import_trace` on bytes already read (`file` names them in errors)."""
     if format is not None and format not in FORMATS:
@@ -77,6 +89,12 @@ def import_bytes(
     ADAPTERS[chosen](doc, builder)
     if task is not None:
         builder.prompt = task
+    if upstream is not None and not builder.name_unnamed(upstream):
+        raise TraceError(
+            f"--upstream {upstream!r}: the trace has no unnamed upstream, or one of that name "
+            "already exists",
+            file=file,
+        )
     return builder.build()
 
 
