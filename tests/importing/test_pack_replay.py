@@ -7,6 +7,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from samples import SAMPLE_IDS, SAMPLES, Sample
 
@@ -116,3 +117,13 @@ def test_builtin_tools_are_never_served(tmp_path: Path) -> None:
         "find_receipts",
         "assign_project",
     ]
+
+
+def test_replayed_answers_are_the_wire_results_of_the_log(tmp_path: Path) -> None:
+    """For an MCP log, each replayed answer is byte-for-byte the `result` the server sent."""
+    sample = next(s for s in SAMPLES if s.name == "mcp_jsonrpc_calendar")
+    records = [msgspec.json.decode(line) for line in sample.path.read_bytes().splitlines()]
+    sent = {r["msg"]["id"]: r["msg"]["result"] for r in records if "result" in r["msg"]}
+    output, pack = _emit(sample, tmp_path, keep_suspect=False)
+    answers, _ = _replay(tmp_path, pack)
+    assert answers == [sent[int(call.call_id or "0")] for call in output.plan.calls]
