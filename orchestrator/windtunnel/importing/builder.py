@@ -2,8 +2,7 @@
 
 Adapters only say what the trace holds (upstreams, declared tools, calls, results); the builder
 does what is the same for every format: dense ordering, schema inference for tools the trace never
-defined, warnings for every damaged or suspect call, secret scanning, and a deterministic order of
-upstreams and tools.
+defined, a deterministic order of upstreams and tools, and the warnings `diagnostics` derives.
 """
 
 from __future__ import annotations
@@ -11,11 +10,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from .diagnostics import computed_warnings
 from .envelope import (
-    ALWAYS_OUT,
     CONTRACT,
     CONTRACT_VERSION,
-    SUSPECT_FLAGS,
     Call,
     CallError,
     CallResult,
@@ -36,21 +34,10 @@ from .envelope import (
 )
 from .inference import infer_schema
 from .normalize import ParsedArgs, slug
-from .secrets import scan_secrets
 
 __all__ = ["TraceBuilder"]
 
 _NO_RESULT = "the trace holds no result for this call"
-
-_FLAG_WARNINGS: dict[str, str] = {
-    "args_truncated": "arguments look truncated",
-    "args_unparseable": "arguments are not valid JSON",
-    "args_wrapped": 'arguments were not an object; wrapped as {"input": ...}',
-    "result_truncated": "result looks truncated",
-    "result_unparseable": "result could not be read",
-    "tool_not_advertised": "the tool is not in the tool list the trace advertised",
-}
-
 
 _COMPLETE_LISTS = frozenset({"tools/list", "mcp_list_tools", "request_tools"})
 
@@ -251,124 +238,3 @@ def add_flags(call: Call, flags: Iterable[str]) -> None:
     for flag in flags:
         if flag not in call.flags:
             call.flags.append(flag)
-
-
-def _label(call: Call) -> str:
-    return f"call {call.seq} ({call.upstream}.{call.tool})"
-
-
-def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
-    """The warnings that follow from the envelope's content alone, in a fixed order."""
-    warnings: list[TraceWarning] = []
-    if not envelope.task.prompt:
-        warnings.append(
-            TraceWarning(
-                code="task_missing",
-                message="the trace does not say what the agent was asked; pass --task",
-                path="$.task.prompt",
-            )
-        )
-    for i, upstream in enumerate(envelope.upstreams):
-        if upstream.identity.source == "fallback":
-            warnings.append(
-                TraceWarning(
-                    code="upstream_unnamed",
-                    message=f"the trace does not name this upstream; calling it {upstream.id!r}",
-                    path=f"$.upstreams[{i}].id",
-                )
-            )
-        for j, tool in enumerate(upstream.tools):
-            if tool.schema_source == "inferred" and upstream.kind != "builtin":
-                samples = tool.input_schema.get("x-wt-inferred", {}).get("samples", 0)
-                warnings.append(
-                    TraceWarning(
-                        code="schema_inferred",
-                        message=f"{upstream.id}.{tool.name}: no input schema in the trace; "
-                        f"inferred from {samples} call(s)",
-                        path=f"$.upstreams[{i}].tools[{j}].input_schema",
-                    )
-                )
-    builtin = {up.id for up in envelope.upstreams if up.kind == "builtin"}
-    model_view: list[str] = []
-    for call in envelope.calls:
-        where = f"$.calls[{call.seq}]"
-        if call.upstream in builtin:
-            warnings.append(
-                TraceWarning(
-                    code="builtin_tool",
-                    message=f"{_label(call)}: a built-in tool of the agent, not an MCP upstream; "
-                    "kept in the envelope, never served",
-                    path=where,
-                )
-            )
-            continue
-        for flag in call.flags:
-            if flag in _FLAG_WARNINGS:
-                suffix = ""
-                if flag in ALWAYS_OUT:
-                    suffix = "; kept out of the fixture"
-                elif flag in SUSPECT_FLAGS:
-                    suffix = "; kept out of the fixture unless --keep-suspect"
-                warnings.append(
-                    TraceWarning(
-                        code=flag,
-                        message=f"{_label(call)}: {_FLAG_WARNINGS[flag]}{suffix}",
-                        path=where,
-                    )
-                )
-        if "result_model_view" in call.flags:
-            model_view.append(str(call.seq))
-        if call.outcome == "unknown":
-            warnings.append(
-                TraceWarning(
-                    code="no_result",
-                    message=f"{_label(call)}: no result in the trace; kept out of the fixture",
-                    path=where,
-                )
-            )
-        elif call.outcome not in ("ok", "tool_error"):
-            warnings.append(
-                TraceWarning(
-                    code="not_replayable",
-                    message=f"{_label(call)}: outcome {call.outcome!r} has no tool result to "
-                    "replay; kept out of the fixture",
-                    path=where,
-                )
-            )
-    if model_view:
-        warnings.append(
-            TraceWarning(
-                code="result_model_view",
-                message="results of call(s) "
-                + ", ".join(model_view)
-                + " are the model's view (the transcript), not what the MCP server sent; "
-                "kept out of the fixture unless --keep-suspect",
-                path="$.calls",
-            )
-        )
-    for path, kind in _secret_findings(envelope):
-        warnings.append(
-            TraceWarning(
-                code="secret_suspected",
-                message=f"value looks like {kind.replace('_', ' ')}; redact it at the source "
-                "before committing",
-                path=path,
-            )
-        )
-    return warnings
-
-
-def _secret_findings(envelope: Envelope) -> list[tuple[str, str]]:
-    findings = scan_secrets(envelope.task.prompt, root="$.task.prompt")
-    if envelope.final_answer is not None:
-        findings += scan_secrets(envelope.final_answer.text, root="$.final_answer.text")
-    for call in envelope.calls:
-        findings += scan_secrets(call.args, root=f"$.calls[{call.seq}].args")
-        if call.result is not None:
-            findings += scan_secrets(
-                call.result.content, root=f"$.calls[{call.seq}].result.content"
-            )
-            findings += scan_secrets(
-                call.result.structured, root=f"$.calls[{call.seq}].result.structured"
-            )
-    return findings

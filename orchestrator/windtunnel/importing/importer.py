@@ -10,7 +10,8 @@ import msgspec
 
 from ..errors import TraceError
 from ..universe import encode_universe
-from .builder import TraceBuilder, computed_warnings
+from .builder import TraceBuilder
+from .diagnostics import COMPUTED_CODES, computed_warnings
 from .document import parse_document
 from .envelope import Envelope, SourceFormat, TraceWarning, decode_envelope, encode_envelope
 from .fixture import FixturePlan, plan_fixtures
@@ -21,26 +22,6 @@ __all__ = ["ENVELOPE_FILE", "PACK_FILE", "ImportOutput", "import_trace", "write_
 
 ENVELOPE_FILE = "trace.wtin.json"
 PACK_FILE = "scenario.toml"
-
-# Warnings the builder derives from content; a re-read envelope gets them recomputed, not doubled.
-_COMPUTED = frozenset(
-    {
-        "task_missing",
-        "builtin_tool",
-        "upstream_unnamed",
-        "schema_inferred",
-        "args_truncated",
-        "args_unparseable",
-        "args_wrapped",
-        "result_truncated",
-        "result_unparseable",
-        "tool_not_advertised",
-        "no_result",
-        "not_replayable",
-        "result_model_view",
-        "secret_suspected",
-    }
-)
 
 
 def import_trace(
@@ -79,7 +60,7 @@ def import_bytes(
         envelope = decode_envelope(data, file=file)
         if task is not None:
             envelope.task.prompt = task
-        kept = [w for w in envelope.warnings if w.code not in _COMPUTED]
+        kept = [w for w in envelope.warnings if w.code not in COMPUTED_CODES]
         envelope.warnings = kept + computed_warnings(envelope)
         return envelope
     # ADAPTERS is keyed by the adapters' own FORMAT literals.
