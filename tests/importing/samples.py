@@ -34,6 +34,7 @@ SAMPLES: tuple[Sample, ...] = (
     Sample("openai_chat_invoice", "openai_chat_invoice.json"),
     Sample("openai_responses_kb", "openai_responses_kb.json"),
     Sample("otlp_orders", "otlp_orders.json"),
+    Sample("otlp_chat_only", "otlp_chat_only.jsonl"),
     Sample("claude_code_session", "claude_code_session.jsonl"),
     Sample("contract_a_minimal", "contract_a_minimal.wtin.json"),
 )

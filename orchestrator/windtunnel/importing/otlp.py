@@ -23,7 +23,7 @@ import msgspec
 
 from .builder import TraceBuilder
 from .document import Document
-from .envelope import CallResult, Identity, Outcome
+from .envelope import Call, CallResult, Identity, Outcome
 from .normalize import (
     iso_from_nanos,
     parse_args,
@@ -350,6 +350,9 @@ def read(doc: Document, builder: TraceBuilder) -> None:
     _conversation(builder, spans)
     definitions = _definitions(spans)
     groups = _group([s for s in spans if s.is_tool])
+    if not groups:
+        _calls_from_messages(builder, spans, definitions)
+        return
     names: list[str] = []
     for group in groups:
         name = next((s.tool_name for s in group if s.tool_name), None)
@@ -359,6 +362,65 @@ def read(doc: Document, builder: TraceBuilder) -> None:
     upstreams = _upstreams(builder, groups, names)
     for group, name, upstream in zip(groups, names, upstreams, strict=True):
         _call(builder, group, name, upstream, definitions.get(name))
+
+
+def _calls_from_messages(
+    builder: TraceBuilder, spans: list[_Span], definitions: dict[str, dict[str, Any]]
+) -> None:
+    """No tool spans: recover calls from the chat messages (`tool_call` / `tool_call_response`).
+
+    Each chat span repeats the conversation so far, so parts are counted once per id. Results are
+    what the model was shown, and the messages do not say which server a tool belongs to.
+    """
+    calls: dict[str, Call] = {}
+    for span in sorted(spans, key=lambda s: (s.start, s.order)):
+        for key in ("gen_ai.input.messages", "gen_ai.output.messages"):
+            for message in _messages(span.attrs.get(key)):
+                parts = message.get("parts")
+                for part in parts if isinstance(parts, list) else []:
+                    if isinstance(part, dict):
+                        _message_part(builder, part, span, calls, definitions)
+
+
+def _message_part(
+    builder: TraceBuilder,
+    part: dict[str, Any],
+    span: _Span,
+    calls: dict[str, Call],
+    definitions: dict[str, dict[str, Any]],
+) -> None:
+    call_id = opt_str(part.get("id"))
+    call_id = call_id.strip() if call_id else None
+    if part.get("type") == "tool_call" and call_id and call_id not in calls:
+        name = opt_str(part.get("name"))
+        if not name:
+            return
+        upstream = builder.upstream("default")
+        definition = definitions.get(name)
+        if definition is not None and isinstance(definition.get("parameters"), dict):
+            builder.declare_tool(
+                upstream,
+                name,
+                input_schema=definition["parameters"],
+                schema_source="otel_tool_definitions",
+                description=definition.get("description"),
+            )
+        calls[call_id] = builder.call(
+            upstream,
+            name,
+            parse_args(part.get("arguments")),
+            call_id=call_id,
+            provenance={"span_id": span.span_id, "from": "messages"},
+        )
+    elif part.get("type") == "tool_call_response" and call_id in calls:
+        call = calls[call_id]
+        if call.outcome != "unknown":
+            return
+        # The spec's schema says `response`; its own example table says `result`.
+        value = part.get("response", part.get("result"))
+        text = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+        result, flags = text_result(text)
+        builder.set_result(call, result, flags=flags)
 
 
 def _call(
