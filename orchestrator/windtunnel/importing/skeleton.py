@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..canonical import canonical_json
 from .envelope import Call, Envelope
 from .fixture import FixturePlan
 from .normalize import slug
@@ -118,7 +119,7 @@ def _scorer_stub(envelope: Envelope, plan: FixturePlan) -> list[str]:
     ]
     expected: set[tuple[str, str, str]] = set()
     for call in plan.calls:
-        key = (call.upstream, call.tool, repr(sorted(call.args.items())))
+        key = (call.upstream, call.tool, canonical_json(call.args))
         if key in expected:
             continue
         expected.add(key)
