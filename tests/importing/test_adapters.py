@@ -248,3 +248,21 @@ def test_upstream_option_without_an_unnamed_upstream_is_an_error() -> None:
     assert str(caught.value) == (
         "t: --upstream 'crm': the trace has no unnamed upstream, or one of that name already exists"
     )
+
+
+def test_jsonrpc_ids_are_per_direction() -> None:
+    """A server's own request reusing a client id does not steal the client's response."""
+
+    def line(sender: str, msg: dict[str, Any]) -> dict[str, Any]:
+        return {"conn": "crm", "dir": sender, "msg": {"jsonrpc": "2.0", **msg}}
+
+    ok = {"content": [{"type": "text", "text": "found"}]}
+    lines = [
+        line("c2s", {"id": 1, "method": "tools/call", "params": {"name": "find", "arguments": {}}}),
+        line("s2c", {"id": 1, "method": "sampling/createMessage", "params": {}}),
+        line("c2s", {"id": 1, "result": {"role": "assistant", "content": {"type": "text"}}}),
+        line("s2c", {"id": 1, "result": ok}),
+    ]
+    data = b"\n".join(msgspec.json.encode(v) for v in lines)
+    (call,) = import_bytes(data, file="t", task="t").calls
+    assert (call.outcome, call.result.content if call.result else None) == ("ok", ok["content"])

@@ -29,6 +29,16 @@ class _Message(msgspec.Struct):
     conn: str | None
     ts: str | None
     msg: dict[str, Any]
+    sender: str | None = None  # "c2s" / "s2c" when the capture says
+
+    def request_key(self, request_id: Any) -> tuple[str | None, str | None, bytes]:
+        """Ids are per connection and per direction: both sides number their own requests."""
+        return (self.conn, self.sender, msgspec.json.encode(request_id))
+
+    def response_key(self, request_id: Any) -> tuple[str | None, str | None, bytes]:
+        """A response travels the other way from its request."""
+        back = {"c2s": "s2c", "s2c": "c2s"}.get(self.sender or "")
+        return (self.conn, back, msgspec.json.encode(request_id))
 
 
 def _is_message(value: Any) -> bool:
@@ -71,7 +81,11 @@ def _messages(doc: Document) -> list[_Message]:
             conn = record.get("conn")
             if conn is not None and not isinstance(conn, str):
                 doc.fail("`conn` must be a string", where)
-            messages.append(_Message(where, conn or None, _timestamp(record.get("ts")), msg))
+            direction = record.get("dir")
+            sender = direction if direction in ("c2s", "s2c") else None
+            messages.append(
+                _Message(where, conn or None, _timestamp(record.get("ts")), msg, sender)
+            )
         else:
             messages.append(_Message(where, None, None, record))
         if messages[-1].msg.get("jsonrpc") != "2.0":
@@ -118,7 +132,7 @@ def read(doc: Document, builder: TraceBuilder) -> None:
     conns = [m.conn for m in messages]
     upstream_of = {conn: _upstream_for(builder, conn, infos.get(conn)) for conn in conns}
     # Only requests a client sends are paired; the server's own requests have their own ids.
-    pending: dict[tuple[str | None, bytes], tuple[str, Call | None]] = {}
+    pending: dict[tuple[str | None, str | None, bytes], tuple[str, Call | None]] = {}
     for message in messages:
         msg = message.msg
         upstream = upstream_of[message.conn]
@@ -127,7 +141,7 @@ def read(doc: Document, builder: TraceBuilder) -> None:
             if "id" not in msg:
                 _notification(builder, message, pending)
                 continue
-            key = (message.conn, msgspec.json.encode(msg["id"]))
+            key = message.request_key(msg["id"])
             call: Call | None = None
             if method == "tools/call":
                 params = as_obj(doc, msg.get("params"), f"{message.line}: params")
@@ -147,7 +161,7 @@ def read(doc: Document, builder: TraceBuilder) -> None:
             continue
         if "id" not in msg:
             doc.fail("a JSON-RPC message with neither method nor id", message.line)
-        key = (message.conn, msgspec.json.encode(msg["id"]))
+        key = message.response_key(msg["id"])
         if key not in pending:
             builder.warn(
                 "orphan_response",
@@ -166,14 +180,14 @@ def _id_text(value: Any) -> str:
 def _notification(
     builder: TraceBuilder,
     message: _Message,
-    pending: dict[tuple[str | None, bytes], tuple[str, Call | None]],
+    pending: dict[tuple[str | None, str | None, bytes], tuple[str, Call | None]],
 ) -> None:
     if message.msg.get("method") != "notifications/cancelled":
         return
     params = message.msg.get("params")
     if not isinstance(params, dict) or "requestId" not in params:
         return
-    key = (message.conn, msgspec.json.encode(params["requestId"]))
+    key = message.request_key(params["requestId"])
     entry = pending.pop(key, None)
     if entry is not None and entry[1] is not None:
         reason = opt_str(params.get("reason")) or "the client cancelled the request"
