@@ -2,8 +2,8 @@
 
 Each record is a JSON-RPC message, or a capture wrapper `{"ts", "conn", "dir", "msg"}` as a
 proxy writes it (`conn` names the upstream, `ts` is an ISO 8601 time or Unix seconds). Requests and
-responses pair by (connection, id). This is the wire view: the best source for fixtures. It holds
-no task and no final answer; pass `--task`.
+responses pair by (connection, direction, id). This is the wire view: the best source for
+fixtures. It holds no task and no final answer; pass `--task`.
 """
 
 from __future__ import annotations
