@@ -66,6 +66,21 @@ CASES: list[tuple[str, str, bytes, str | None, str]] = [
         " at $.messages[0].tool_calls[0].function: expected an object, got a number",
     ),
     (
+        "anthropic-exchange-log",
+        "t.jsonl",
+        b'{"request": {"messages": []}, "response": {"type": "message", "content": []}}\n'
+        b'{"messages": []}\n',
+        "anthropic-messages",
+        ' at line 2: $: expected a {"request", "response"} exchange',
+    ),
+    (
+        "openai-chat-exchange-log",
+        "t.json",
+        b'[{"request": {"messages": 5}, "response": {"object": "chat.completion", "choices": []}}]',
+        None,
+        " at $[0].request.messages: expected an array, got a number",
+    ),
+    (
         "openai-responses",
         "t.json",
         b'{"object": "response", "output": [{"type": "mcp_call", "server_label": "kb"}]}',

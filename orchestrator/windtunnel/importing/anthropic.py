@@ -1,11 +1,12 @@
 """Adapter: Anthropic Messages transcripts into Contract A.
 
 Input: the last request body (`{"system", "tools", "mcp_servers", "messages"}`), optionally with
-the final response under `"response"`, or a bare array of messages. Client tools (`tool_use` in an
-assistant message, `tool_result` in the next user message) land on one upstream named `default`,
-since the API does not say which server a client tool belongs to; MCP connector calls
-(`mcp_tool_use` / `mcp_tool_result`) land on the upstream their `server_name` names. Results are the
-model's view of the output.
+the final response under `"response"`; a bare array of messages; or a request/response log (JSON
+lines, or an array, of `{"request", "response"}`), read from its last exchange. Client tools
+(`tool_use` in an assistant message, `tool_result` in the next user message) land on one upstream
+named `default`, since the API does not say which server a client tool belongs to; MCP connector
+calls (`mcp_tool_use` / `mcp_tool_result`) land on the upstream their `server_name` names. Results
+are the model's view of the output.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call, Identity
 from .normalize import anthropic_content, parse_args
-from .shape import as_list, as_obj, opt_str
+from .shape import as_list, as_obj, last_response, opt_str, request_body
 
 __all__ = ["FORMAT", "looks_like", "read"]
 
@@ -31,6 +32,9 @@ def _messages_of(value: Any) -> Any:
 
 
 def looks_like(doc: Document) -> bool:
+    response = last_response(doc)
+    if response is not None:
+        return isinstance(response, dict) and response.get("type") == "message"
     if doc.jsonl:
         return False
     value = doc.single
@@ -68,24 +72,25 @@ def text_of(content: Any) -> str | None:
 
 
 def read(doc: Document, builder: TraceBuilder) -> None:
-    value = doc.single
-    if isinstance(value, dict) and value.get("type") == "message":
-        value = {"messages": [], "response": value}
-    if isinstance(value, list):
-        value = {"messages": value}
-    body = as_obj(doc, value, "$")
+    found = request_body(doc)
+    value, response, response_at = found.value, found.response, found.response_at
+    messages_at = f"{found.at}.messages"
+    if isinstance(value, dict) and value.get("type") == "message":  # a bare final response
+        value, response, response_at = {"messages": []}, value, found.at
+    elif isinstance(value, list):  # a bare array of messages
+        value, messages_at = {"messages": value}, found.at
+    body = as_obj(doc, value, found.at)
     messages = [
-        (f"$.messages[{i}]", as_obj(doc, m, f"$.messages[{i}]"))
-        for i, m in enumerate(as_list(doc, body.get("messages"), "$.messages"))
+        (f"{messages_at}[{i}]", as_obj(doc, m, f"{messages_at}[{i}]"))
+        for i, m in enumerate(as_list(doc, body.get("messages"), messages_at))
     ]
-    response = body.get("response")
     if response is not None:
-        response = as_obj(doc, response, "$.response")
+        response = as_obj(doc, response, response_at)
         builder.trace_id = opt_str(response.get("id"))
-        messages.append(("$.response", {"role": "assistant", **response}))
+        messages.append((response_at, {"role": "assistant", **response}))
     builder.system = text_of(body.get("system"))
-    default = _declare_tools(doc, builder, body)
-    servers = _mcp_servers(doc, builder, body)
+    default = _declare_tools(doc, builder, body, found.at)
+    servers = _mcp_servers(doc, builder, body, found.at)
     pending: dict[str, Call] = {}
     for where, message in messages:
         role = message.get("role")
@@ -115,14 +120,16 @@ def read(doc: Document, builder: TraceBuilder) -> None:
                 builder.final_answer = text
 
 
-def _declare_tools(doc: Document, builder: TraceBuilder, body: dict[str, Any]) -> str | None:
+def _declare_tools(
+    doc: Document, builder: TraceBuilder, body: dict[str, Any], at: str
+) -> str | None:
     tools = body.get("tools")
     if tools is None:
         return None
     declared = False
     upstream = builder.upstream("default", kind="function")
-    for i, tool in enumerate(as_list(doc, tools, "$.tools")):
-        tool = as_obj(doc, tool, f"$.tools[{i}]")
+    for i, tool in enumerate(as_list(doc, tools, f"{at}.tools")):
+        tool = as_obj(doc, tool, f"{at}.tools[{i}]")
         name = tool.get("name")
         # Server tools (web search, code execution, MCP toolsets) have a `type`; they are not ours.
         if not isinstance(name, str) or not name or tool.get("type") not in (None, "custom"):
@@ -138,10 +145,13 @@ def _declare_tools(doc: Document, builder: TraceBuilder, body: dict[str, Any]) -
     return upstream if declared else None
 
 
-def _mcp_servers(doc: Document, builder: TraceBuilder, body: dict[str, Any]) -> dict[str, str]:
+def _mcp_servers(
+    doc: Document, builder: TraceBuilder, body: dict[str, Any], at: str
+) -> dict[str, str]:
     servers: dict[str, str] = {}
-    for i, server in enumerate(as_list(doc, body.get("mcp_servers", []), "$.mcp_servers")):
-        server = as_obj(doc, server, f"$.mcp_servers[{i}]")
+    servers_at = f"{at}.mcp_servers"
+    for i, server in enumerate(as_list(doc, body.get("mcp_servers", []), servers_at)):
+        server = as_obj(doc, server, f"{servers_at}[{i}]")
         name = opt_str(server.get("name"))
         if name:
             identity = Identity(

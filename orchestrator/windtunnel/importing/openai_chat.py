@@ -1,10 +1,11 @@
 """Adapter: OpenAI Chat Completions logs into Contract A.
 
 Input: the last request body (`{"tools", "messages"}`), optionally with the final completion under
-`"response"`, or a bare array of messages. `tool_calls[].function.arguments` are JSON text (parsed,
-original kept in `args_raw`); `role: "tool"` messages answer by `tool_call_id`. Chat logs do not
-say which server a tool belongs to: every call lands on the upstream `default`. Results are the
-model's view.
+`"response"`; a bare array of messages; or a request/response log (JSON lines, or an array, of
+`{"request", "response"}`), read from its last exchange. `tool_calls[].function.arguments` are
+JSON text (parsed, original kept in `args_raw`); `role: "tool"` messages answer by
+`tool_call_id`. Chat logs do not say which server a tool belongs to: every call lands on the
+upstream `default`. Results are the model's view.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call
 from .normalize import parse_args, text_result
-from .shape import as_list, as_obj, opt_str
+from .shape import as_list, as_obj, last_response, opt_str, request_body
 
 __all__ = ["FORMAT", "looks_like", "read"]
 
@@ -29,6 +30,9 @@ def _messages_of(value: Any) -> Any:
 
 
 def looks_like(doc: Document) -> bool:
+    response = last_response(doc)
+    if response is not None:
+        return isinstance(response, dict) and response.get("object") == "chat.completion"
     if doc.jsonl:
         return False
     value = doc.single
@@ -57,28 +61,29 @@ def _text(content: Any) -> str | None:
 
 
 def read(doc: Document, builder: TraceBuilder) -> None:
-    value = doc.single
-    if isinstance(value, dict) and value.get("object") == "chat.completion":
-        value = {"messages": [], "response": value}
-    if isinstance(value, list):
-        value = {"messages": value}
-    body = as_obj(doc, value, "$")
+    found = request_body(doc)
+    value, response, response_at = found.value, found.response, found.response_at
+    messages_at = f"{found.at}.messages"
+    if isinstance(value, dict) and value.get("object") == "chat.completion":  # a bare completion
+        value, response, response_at = {"messages": []}, value, found.at
+    elif isinstance(value, list):  # a bare array of messages
+        value, messages_at = {"messages": value}, found.at
+    body = as_obj(doc, value, found.at)
     messages = [
-        (f"$.messages[{i}]", as_obj(doc, m, f"$.messages[{i}]"))
-        for i, m in enumerate(as_list(doc, body.get("messages"), "$.messages"))
+        (f"{messages_at}[{i}]", as_obj(doc, m, f"{messages_at}[{i}]"))
+        for i, m in enumerate(as_list(doc, body.get("messages"), messages_at))
     ]
-    response = body.get("response")
     if response is not None:
-        response = as_obj(doc, response, "$.response")
+        response = as_obj(doc, response, response_at)
         builder.trace_id = opt_str(response.get("id"))
-        choices = as_list(doc, response.get("choices"), "$.response.choices")
+        choices = as_list(doc, response.get("choices"), f"{response_at}.choices")
         if choices:
-            first = as_obj(doc, choices[0], "$.response.choices[0]")
-            message = as_obj(doc, first.get("message"), "$.response.choices[0].message")
-            messages.append(("$.response.choices[0].message", message))
+            first = as_obj(doc, choices[0], f"{response_at}.choices[0]")
+            at = f"{response_at}.choices[0].message"
+            messages.append((at, as_obj(doc, first.get("message"), at)))
     upstream = builder.upstream("default", kind="function")
-    for i, tool in enumerate(as_list(doc, body.get("tools", []), "$.tools")):
-        tool = as_obj(doc, tool, f"$.tools[{i}]")
+    for i, tool in enumerate(as_list(doc, body.get("tools", []), f"{found.at}.tools")):
+        tool = as_obj(doc, tool, f"{found.at}.tools[{i}]")
         function = tool.get("function")
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             builder.declare_tool(
