@@ -8,7 +8,7 @@ import msgspec
 
 from .document import Document
 
-__all__ = ["Body", "as_list", "as_obj", "last_response", "opt_str", "req_str", "request_body"]
+__all__ = ["Body", "as_list", "as_obj", "last_response", "opt_str", "request_body"]
 
 
 def _kind(value: Any) -> str:
@@ -31,12 +31,6 @@ def as_obj(doc: Document, value: Any, where: str) -> dict[str, Any]:
 def as_list(doc: Document, value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
         doc.fail(f"expected an array, got {_kind(value)}", where)
-    return value
-
-
-def req_str(doc: Document, value: Any, where: str) -> str:
-    if not isinstance(value, str) or not value:
-        doc.fail(f"expected a non-empty string, got {_kind(value)}", where)
     return value
 
 
