@@ -1,9 +1,17 @@
 """`wt import`: production traces → Contract A → universe fixtures, a pack and a scorer stub.
 
-Adapters (one module per format) turn a trace into a Contract A envelope (`envelope`); the fixture
-(`fixture`), the scenario skeleton with its scorer stub (`skeleton`) are generated from the envelope
-alone. `scan_secrets` flags values that look like secrets or personal data; `export_jsonrpc_log`
-writes a call log as a raw MCP JSON-RPC log that imports back.
+The data flows through the modules in this order:
+
+- `document` reads a file into JSON values (one document, or JSON lines) and `sniff` picks the
+  adapter (`--format` forces one);
+- one adapter per format fills a `builder.TraceBuilder`: `mcp_jsonrpc`, `otlp`, `anthropic`,
+  `openai_chat`, `openai_responses`, `claude_code` (with `normalize` for arguments, results and
+  times, `shape` for typed access to untrusted JSON);
+- the builder finishes an `envelope.Envelope` (Contract A), inferring missing schemas
+  (`inference`) and deriving its warnings (`diagnostics`, with `secrets.scan_secrets`);
+- `fixture` turns the envelope into universes and `skeleton` into the pack TOML with its scorer
+  stub (`toml_text` writes the values); `importer` ties it together for the CLI;
+- `export.export_jsonrpc_log` writes any call log as an MCP JSON-RPC log that imports back.
 """
 
 from __future__ import annotations
