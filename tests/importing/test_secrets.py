@@ -12,7 +12,7 @@ def test_finds_each_kind_at_its_path() -> None:
     value = {
         "headers": {"Authorization": "Bearer abcdEFGH12345678xyz"},
         "config": {"openai": "sk-proj-ABCDEFGHIJKLMNOPQRSTUV", "password": "hunter2"},
-        "contacts": [{"email": "dana@harbor.example"}, {"phone": "+1 415 555 0142"}],
+        "contacts": [{"email": "dana@harborfresh.io"}, {"phone": "+1 415 555 0142"}],
         "session": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXZhbHVl",
         "key file": "-----BEGIN RSA PRIVATE KEY-----\nMIIB...",
     }
@@ -59,7 +59,13 @@ def test_redaction_markers_under_credential_keys_are_not_flagged() -> None:
 
 def test_several_kinds_in_one_string_are_all_reported() -> None:
     """A text holding an email and a phone number is reported once per kind."""
-    assert scan_secrets("Dana Reyes, dana@harbor.example, +1 415 555 0142") == [
+    assert scan_secrets("Dana Reyes, dana@harborfresh.io, +1 415 555 0142") == [
         ("$", "email"),
         ("$", "phone"),
     ]
+
+
+def test_reserved_example_domains_are_not_personal_data() -> None:
+    """Addresses at RFC 2606/6761 reserved domains are synthetic and not flagged."""
+    value = ["ops@bluewing.example", "a@example.com", "b@shop.test", "c@x.invalid", "d@bluewing.io"]
+    assert scan_secrets(value) == [("$[4]", "email")]

@@ -67,7 +67,8 @@ def _key_path(path: str, key: str) -> str:
 def scan_secrets(value: Any, *, root: str = "$") -> list[tuple[str, str]]:
     """Return `(json_path, kind)` for every string that looks like a secret or personal data.
 
-    Kinds: `private_key`, `bearer_token`, `api_key`, `jwt`, `email`, `phone`, and
+    Kinds: `private_key`, `bearer_token`, `api_key`, `jwt`, `email` (not at reserved example
+    domains such as `example.com`, `*.example`, `*.test`), `phone`, and
     `credential_field` (a non-empty string under a key such as `password` or `api_key`). A string
     with several findings is reported once per kind, in the order above; paths come in document
     order.
@@ -77,10 +78,25 @@ def scan_secrets(value: Any, *, root: str = "$") -> list[tuple[str, str]]:
     return found
 
 
+# RFC 2606 / 6761 reserved names: addresses there are synthetic by definition.
+_RESERVED_DOMAIN = re.compile(
+    r"(?:^|\.)(?:example(?:\.com|\.net|\.org)?|test|invalid|localhost)$", re.IGNORECASE
+)
+
+
+def _matches(kind: str, pattern: re.Pattern[str], value: str) -> bool:
+    if kind != "email":
+        return pattern.search(value) is not None
+    return any(
+        not _RESERVED_DOMAIN.search(match.group(0).rsplit("@", 1)[1])
+        for match in pattern.finditer(value)
+    )
+
+
 def _scan(value: Any, path: str, found: list[tuple[str, str]]) -> None:
     if isinstance(value, str):
         for kind, pattern in _PATTERNS:
-            if pattern.search(value):
+            if _matches(kind, pattern, value):
                 found.append((path, kind))
     elif isinstance(value, dict):
         for key, item in value.items():
