@@ -1,0 +1,335 @@
+"""`scripts/bench core`: the pure universe core at 1,000 / 10,000 / 100,000 recordings.
+
+Measured at each size, as medians over repeats with min/max and IQR: `load_universe`, building a
+`UniverseIndex`, exact and keyed `resolve` throughput, `RecordedMCPServer.call_tool` throughput
+(resolve plus call-log bookkeeping) and `nearest` latency on misses. The baseline, measured in the
+same run over the same calls, is a plain dict lookup of a precomputed key: resolve/dict is the cost
+of canonicalization and dispatch. The candidate speed-ups of `core_fastpath` are measured next to
+the real code after checking, call by call, that they answer the same.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import gc
+import pstats
+import random
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from windtunnel.canonical import canonical_key
+from windtunnel.matching import UniverseIndex
+from windtunnel.mcp.recorded import RecordedMCPServer
+from windtunnel.universe import Universe, load_universe, write_universe
+
+from . import core_render
+from .core_data import Call, exact_calls, keyed_calls, make_universe, miss_calls
+from .core_fastpath import ProposedIndex, args_key, paused_gc
+from .measure import Spread, percentile, time_repeats
+from .report import BenchResult, machine
+
+__all__ = ["HELP", "METRICS", "NAME", "TARGETS", "add_arguments", "run"]
+
+NAME = "core"
+HELP = (
+    "universe core: load, index build, resolve, call_tool and nearest "
+    "at 1,000 / 10,000 / 100,000 recordings"
+)
+
+FULL_SIZES = (1_000, 10_000, 100_000)
+QUICK_SIZES = (100, 1_000)
+FULL_REPEATS, QUICK_REPEATS = 5, 3
+FULL_MISSES, QUICK_MISSES = 400, 40
+
+
+@dataclass(frozen=True)
+class Metric:
+    label: str
+    unit: str  # "s" (a duration, lower is better), "/s" (a rate), "us" (a latency)
+    proposed: bool = False
+
+
+METRICS: dict[str, Metric] = {
+    "load_s": Metric("load_universe", "s"),
+    "index_build_s": Metric("UniverseIndex(universe)", "s"),
+    "dict_lookup_per_s": Metric("baseline: dict lookup of a precomputed key", "/s"),
+    "exact_resolve_per_s": Metric("exact index.resolve", "/s"),
+    "keyed_resolve_per_s": Metric("keyed index.resolve (extra non-key arg)", "/s"),
+    "call_tool_per_s": Metric("RecordedMCPServer.call_tool (exact hits)", "/s"),
+    "nearest_us": Metric("index.nearest on a miss, mean", "us"),
+    "nearest_p99_us": Metric("index.nearest on a miss, p99", "us"),
+    "proposed_load_s": Metric("load_universe, GC paused", "s", proposed=True),
+    "proposed_index_build_s": Metric("UniverseIndex, GC paused", "s", proposed=True),
+    "proposed_exact_resolve_per_s": Metric("exact resolve, args_key + early exit", "/s", True),
+    "proposed_keyed_resolve_per_s": Metric("keyed resolve, args_key + early exit", "/s", True),
+    "proposed_call_tool_per_s": Metric("call_tool, GC paused", "/s", proposed=True),
+    "proposed_nearest_us": Metric("nearest by subset intersection, mean", "us", proposed=True),
+    "proposed_nearest_p99_us": Metric("nearest by subset intersection, p99", "us", True),
+}
+
+# Ratio name -> (numerator, denominator): how many times slower than the dict baseline.
+RATIOS: dict[str, tuple[str, str]] = {
+    "exact_vs_dict": ("dict_lookup_per_s", "exact_resolve_per_s"),
+    "keyed_vs_dict": ("dict_lookup_per_s", "keyed_resolve_per_s"),
+    "call_tool_vs_dict": ("dict_lookup_per_s", "call_tool_per_s"),
+    "proposed_exact_vs_dict": ("dict_lookup_per_s", "proposed_exact_resolve_per_s"),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A requirement from the issue, checked at `size` recordings."""
+
+    text: str
+    metric: str
+    op: str  # ">=" or "<"
+    limit: float
+    size: int = 100_000
+
+    def verdict(self, value: float) -> str:
+        ok = value >= self.limit if self.op == ">=" else value < self.limit
+        return "PASS" if ok else "MISS"
+
+
+TARGETS = (
+    Target("≥ 200,000 exact resolutions/s in-process", "exact_resolve_per_s", ">=", 200_000),
+    Target("nearest under 1 ms per call (mean over misses)", "nearest_us", "<", 1_000),
+    Target("load under 1 s", "load_s", "<", 1.0),
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sizes",
+        type=lambda text: tuple(int(n) for n in text.split(",")),
+        help=f"recording counts, comma-separated (default {','.join(map(str, FULL_SIZES))})",
+    )
+    parser.add_argument("--repeats", type=int, help=f"repeats per metric (default {FULL_REPEATS})")
+    parser.add_argument("--seed", type=int, default=0, help="universe and call-order seed")
+    parser.add_argument(
+        "--profile",
+        action="store_true",
+        help="also print cProfile's top functions for each phase at the largest size",
+    )
+
+
+def _rates(count: int, seconds: list[float]) -> list[float]:
+    return [count / s for s in seconds]
+
+
+def _nearest_timings(
+    nearest: Callable[[str, dict[str, Any]], object], calls: list[Call], repeats: int
+) -> tuple[list[float], list[float]]:
+    """Per-repeat mean and every per-call latency, in microseconds."""
+    means, every = [], []
+    clock = time.perf_counter
+    for _ in range(repeats):
+        gc.collect()
+        latencies = []
+        for tool, args in calls:
+            start = clock()
+            nearest(tool, args)
+            latencies.append((clock() - start) * 1e6)
+        means.append(sum(latencies) / len(latencies))
+        every.extend(latencies)
+    return means, every
+
+
+def _check_proposed(
+    index: UniverseIndex, proposed: ProposedIndex, calls: list[Call], misses: list[Call]
+) -> None:
+    """The candidate speed-ups must answer exactly what the real core answers."""
+    for tool, args in calls:
+        if canonical_key(args) != args_key(args):
+            raise AssertionError(f"args_key differs from canonical_key on {tool} {args}")
+        if index.resolve(tool, args) != proposed.resolve(tool, args):
+            raise AssertionError(f"ProposedIndex.resolve differs on {tool} {args}")
+    for tool, args in misses:
+        if index.resolve(tool, args) != proposed.resolve(tool, args):
+            raise AssertionError(f"ProposedIndex.resolve differs on miss {tool} {args}")
+        if index.nearest(tool, args) != proposed.nearest(tool, args):
+            raise AssertionError(f"ProposedIndex.nearest differs on {tool} {args}")
+
+
+def _loop(resolve: Callable[[str, dict[str, Any]], object], calls: list[Call]) -> Callable[[], None]:
+    def run() -> None:
+        for tool, args in calls:
+            resolve(tool, args)
+
+    return run
+
+
+def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -> dict[str, Any]:
+    rng = random.Random(seed)
+    path = workdir / f"universe-{n}.json"
+    write_universe(make_universe(n, seed=seed), path)
+    gc.collect()
+
+    samples: dict[str, list[float]] = {}
+    samples["load_s"] = time_repeats(lambda: load_universe(path), repeats)
+
+    def load_paused() -> None:
+        with paused_gc():
+            load_universe(path)
+
+    samples["proposed_load_s"] = time_repeats(load_paused, repeats)
+    universe = load_universe(path)
+    samples["index_build_s"] = time_repeats(lambda: UniverseIndex(universe), repeats)
+
+    def build_paused() -> None:
+        with paused_gc():
+            UniverseIndex(universe)
+
+    samples["proposed_index_build_s"] = time_repeats(build_paused, repeats)
+
+    index, proposed = UniverseIndex(universe), ProposedIndex(universe)
+    exact, keyed = exact_calls(universe, rng), keyed_calls(universe, rng)
+    missed = miss_calls(universe, rng, misses)
+    _check_proposed(index, proposed, exact + keyed, missed)
+
+    # The baseline: the same calls, their keys computed ahead, a dict of the same size.
+    table = {(r.tool_name, canonical_key(r.args)): i for i, r in enumerate(universe.recordings)}
+    keys = [(tool, canonical_key(args)) for tool, args in exact]
+
+    def dict_lookups() -> None:
+        for key in keys:
+            table[key]
+
+    samples["dict_lookup_per_s"] = _rates(len(keys), time_repeats(dict_lookups, repeats))
+    for prefix, idx in (("", index), ("proposed_", proposed)):
+        exact_s = time_repeats(_loop(idx.resolve, exact), repeats)
+        keyed_s = time_repeats(_loop(idx.resolve, keyed), repeats)
+        samples[f"{prefix}exact_resolve_per_s"] = _rates(len(exact), exact_s)
+        samples[f"{prefix}keyed_resolve_per_s"] = _rates(len(keyed), keyed_s)
+
+    samples["call_tool_per_s"] = _rates(len(exact), _time_call_tool(universe, exact, repeats))
+    with paused_gc():
+        paused = _time_call_tool(universe, exact, repeats)
+    samples["proposed_call_tool_per_s"] = _rates(len(exact), paused)
+
+    tails: dict[str, float] = {}
+    for prefix, idx in (("", index), ("proposed_", proposed)):
+        means, every = _nearest_timings(idx.nearest, missed, repeats)
+        samples[f"{prefix}nearest_us"] = means
+        tails[f"{prefix}nearest_p99_us"] = percentile(every, 99)
+        tails[f"{prefix}nearest_max_us"] = max(every)
+
+    metrics = {name: Spread.of(values).to_json() for name, values in samples.items()}
+    # A p99 is already a summary of every call of every repeat: no spread of its own.
+    for name in ("nearest_p99_us", "proposed_nearest_p99_us"):
+        value = tails[name]
+        metrics[name] = Spread(value, value, value, value, value, 1).to_json()
+    return {
+        "recordings": n,
+        "file_bytes": path.stat().st_size,
+        "calls": {"exact": len(exact), "keyed": len(keyed), "misses": len(missed)},
+        "metrics": metrics,
+        "nearest_max_us": tails["nearest_max_us"],
+        "proposed_nearest_max_us": tails["proposed_nearest_max_us"],
+        "ratios": {
+            name: metrics[num]["median"] / metrics[den]["median"]
+            for name, (num, den) in RATIOS.items()
+        },
+    }
+
+
+def _time_call_tool(universe: Universe, calls: list[Call], repeats: int) -> list[float]:
+    """A fresh server per repeat (built untimed), so every repeat starts with an empty call log."""
+    servers: list[RecordedMCPServer] = []
+
+    def setup() -> None:
+        servers[:] = [RecordedMCPServer(universe)]
+
+    def run() -> None:
+        call_tool = servers[0].call_tool
+        for tool, args in calls:
+            call_tool(tool, args)
+
+    return time_repeats(run, repeats, setup=setup)
+
+
+def _profile(n: int, workdir: Path, seed: int, misses: int) -> None:
+    """Print where the time goes in each phase at size `n` (cProfile, top functions)."""
+    rng = random.Random(seed)
+    path = workdir / f"universe-{n}.json"
+    universe = load_universe(path)
+    index = UniverseIndex(universe)
+    server = RecordedMCPServer(universe)
+    exact, missed = exact_calls(universe, rng), miss_calls(universe, rng, misses)
+    phases: dict[str, Callable[[], object]] = {
+        "load_universe": lambda: load_universe(path),
+        "UniverseIndex": lambda: UniverseIndex(universe),
+        "exact resolve": _loop(index.resolve, exact),
+        "call_tool": _loop(server.call_tool, exact),
+        "nearest": _loop(index.nearest, missed),
+    }
+    for phase, fn in phases.items():
+        print(f"\n=== profile: {phase} at {n:,} recordings ===")
+        profiler = cProfile.Profile()
+        profiler.runcall(fn)
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(8)
+
+
+def _growth(results: dict[str, Any], sizes: tuple[int, ...]) -> dict[str, float]:
+    first, last = results[str(sizes[0])]["metrics"], results[str(sizes[-1])]["metrics"]
+    return {name: last[name]["median"] / first[name]["median"] for name in METRICS}
+
+
+def _targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    rows = []
+    for target in TARGETS:
+        entry = results.get(str(target.size))
+        value = entry["metrics"][target.metric]["median"] if entry else None
+        rows.append(
+            {
+                "text": target.text,
+                "metric": target.metric,
+                "size": target.size,
+                "op": target.op,
+                "limit": target.limit,
+                "value": value,
+                "verdict": target.verdict(value) if value is not None else "n/a",
+            }
+        )
+    return rows
+
+
+def run(options: argparse.Namespace) -> BenchResult:
+    sizes = options.sizes or (QUICK_SIZES if options.quick else FULL_SIZES)
+    repeats = options.repeats or (QUICK_REPEATS if options.quick else FULL_REPEATS)
+    misses = QUICK_MISSES if options.quick else FULL_MISSES
+    started = time.time()
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="bench-core-") as tmp:
+        workdir = Path(tmp)
+        for n in sizes:
+            print(f"core: {n:,} recordings ...", flush=True)
+            results[str(n)] = _measure_size(n, repeats, misses, workdir, options.seed)
+        if options.profile:
+            _profile(sizes[-1], workdir, options.seed, misses)
+    data: dict[str, Any] = {
+        "benchmark": NAME,
+        "command": options.command,
+        "quick": options.quick,
+        "machine": machine(),
+        "started_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
+        "duration_s": time.time() - started,
+        "sizes": list(sizes),
+        "repeats": repeats,
+        "metrics": {name: {"label": m.label, "unit": m.unit} for name, m in METRICS.items()},
+        "results": results,
+        "growth": _growth(results, sizes),
+        "targets": _targets(results),
+    }
+    print(core_render.console(data))
+    plot = None
+    if options.out is not None:
+        plot = options.out.parent / "bench-core.png"
+        core_render.plot(data, plot)
+        print(f"wrote {plot}")
+    return BenchResult(data, core_render.markdown(data, plot.name if plot else None))
