@@ -15,6 +15,7 @@ import cProfile
 import gc
 import pstats
 import random
+import sys
 import tempfile
 import time
 from collections.abc import Callable
@@ -28,7 +29,14 @@ from windtunnel.mcp.recorded import RecordedMCPServer
 from windtunnel.universe import Universe, load_universe, write_universe
 
 from . import core_render
-from .core_data import Call, exact_calls, keyed_calls, make_universe, miss_calls
+from .core_data import (
+    Call,
+    adversarial_universe,
+    exact_calls,
+    keyed_calls,
+    make_universe,
+    miss_calls,
+)
 from .core_fastpath import ProposedIndex, args_key, paused_gc
 from .measure import Spread, percentile, time_repeats
 from .report import BenchResult, machine
@@ -45,6 +53,7 @@ FULL_SIZES = (1_000, 10_000, 100_000)
 QUICK_SIZES = (100, 1_000)
 FULL_REPEATS, QUICK_REPEATS = 5, 3
 FULL_MISSES, QUICK_MISSES = 400, 40
+ADVERSARIAL_CALLS = 10
 
 
 @dataclass(frozen=True)
@@ -63,13 +72,15 @@ METRICS: dict[str, Metric] = {
     "call_tool_per_s": Metric("RecordedMCPServer.call_tool (exact hits)", "/s"),
     "nearest_us": Metric("index.nearest on a miss, mean", "us"),
     "nearest_p99_us": Metric("index.nearest on a miss, p99", "us"),
+    "nearest_adversarial_us": Metric("index.nearest, worst case: 3 disjoint flags", "us"),
     "proposed_load_s": Metric("load_universe, GC paused", "s", proposed=True),
-    "proposed_index_build_s": Metric("UniverseIndex, GC paused", "s", proposed=True),
+    "proposed_index_build_s": Metric("ProposedIndex (sets, hits), GC paused", "s", True),
     "proposed_exact_resolve_per_s": Metric("exact resolve, args_key + early exit", "/s", True),
     "proposed_keyed_resolve_per_s": Metric("keyed resolve, args_key + early exit", "/s", True),
     "proposed_call_tool_per_s": Metric("call_tool, GC paused", "/s", proposed=True),
     "proposed_nearest_us": Metric("nearest by subset intersection, mean", "us", proposed=True),
     "proposed_nearest_p99_us": Metric("nearest by subset intersection, p99", "us", True),
+    "proposed_nearest_adversarial_us": Metric("subset intersection, worst case", "us", True),
 }
 
 # Ratio name -> (numerator, denominator): how many times slower than the dict baseline.
@@ -156,7 +167,9 @@ def _check_proposed(
             raise AssertionError(f"ProposedIndex.nearest differs on {tool} {args}")
 
 
-def _loop(resolve: Callable[[str, dict[str, Any]], object], calls: list[Call]) -> Callable[[], None]:
+def _loop(
+    resolve: Callable[[str, dict[str, Any]], object], calls: list[Call]
+) -> Callable[[], None]:
     def run() -> None:
         for tool, args in calls:
             resolve(tool, args)
@@ -183,7 +196,7 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
 
     def build_paused() -> None:
         with paused_gc():
-            UniverseIndex(universe)
+            ProposedIndex(universe)
 
     samples["proposed_index_build_s"] = time_repeats(build_paused, repeats)
 
@@ -218,6 +231,17 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
         samples[f"{prefix}nearest_us"] = means
         tails[f"{prefix}nearest_p99_us"] = percentile(every, 99)
         tails[f"{prefix}nearest_max_us"] = max(every)
+
+    # The worst case, on its own universe of the same size: every flag posting list is long and
+    # no two intersect, so neither early exit helps.
+    worst, probe = adversarial_universe(n)
+    worst_index, worst_proposed = UniverseIndex(worst), ProposedIndex(worst)
+    if worst_index.nearest(*probe) != worst_proposed.nearest(*probe):
+        raise AssertionError("ProposedIndex.nearest differs on the adversarial probe")
+    for prefix, idx in (("", worst_index), ("proposed_", worst_proposed)):
+        means, _ = _nearest_timings(idx.nearest, [probe] * ADVERSARIAL_CALLS, repeats)
+        samples[f"{prefix}nearest_adversarial_us"] = means
+    del worst, worst_index, worst_proposed
 
     metrics = {name: Spread.of(values).to_json() for name, values in samples.items()}
     # A p99 is already a summary of every call of every repeat: no spread of its own.
@@ -330,6 +354,11 @@ def run(options: argparse.Namespace) -> BenchResult:
     plot = None
     if options.out is not None:
         plot = options.out.parent / "bench-core.png"
-        core_render.plot(data, plot)
-        print(f"wrote {plot}")
+        try:
+            core_render.plot(data, plot)
+        except ImportError:
+            print("matplotlib is not installed: no plot", file=sys.stderr)
+            plot = None
+        else:
+            print(f"wrote {plot}")
     return BenchResult(data, core_render.markdown(data, plot.name if plot else None))

@@ -14,7 +14,15 @@ from typing import Any
 
 from windtunnel.universe import FORMAT_VERSION, Matching, Recording, Universe, UniverseTool
 
-__all__ = ["KEYED_TOOL", "Call", "exact_calls", "keyed_calls", "make_universe", "miss_calls"]
+__all__ = [
+    "KEYED_TOOL",
+    "Call",
+    "adversarial_universe",
+    "exact_calls",
+    "keyed_calls",
+    "make_universe",
+    "miss_calls",
+]
 
 Call = tuple[str, dict[str, Any]]
 
@@ -143,3 +151,25 @@ def miss_calls(universe: Universe, rng: random.Random, count: int) -> list[Call]
         args[key] = unseen + j if isinstance(args[key], int) else f"unseen-{j}"
         calls.append((recording.tool_name, args))
     return calls
+
+
+def adversarial_universe(n: int, *, flags: int = 3) -> tuple[Universe, Call]:
+    """The worst case for `nearest`: a miss sharing `flags` values that never occur together.
+
+    Recording `i` has flag `f{i % flags}` set and the others clear, so each set flag's posting
+    list holds `n / flags` recordings and no two of them intersect; the miss sets every flag.
+    """
+    recordings = [
+        Recording(
+            tool_name="probe",
+            args={"id": i, **{f"f{j}": int(i % flags == j) for j in range(flags)}},
+            result={"id": i},
+        )
+        for i in range(n)
+    ]
+    universe = Universe(
+        windtunnel_universe=FORMAT_VERSION,
+        tools=[UniverseTool(name="probe")],
+        recordings=recordings,
+    )
+    return universe, ("probe", {"id": -1, **{f"f{j}": 1 for j in range(flags)}})

@@ -15,6 +15,7 @@ _SPEEDUPS = (
     ("call_tool_per_s", "proposed_call_tool_per_s"),
     ("nearest_us", "proposed_nearest_us"),
     ("nearest_p99_us", "proposed_nearest_p99_us"),
+    ("nearest_adversarial_us", "proposed_nearest_adversarial_us"),
 )
 
 _PROPOSALS = """\
@@ -22,9 +23,10 @@ _PROPOSALS = """\
   index allocate hundreds of thousands of acyclic containers, and CPython's cyclic GC keeps running
   full collections over the growing heap while they do. Wrapping `decode_universe`'s decode and the
   index build in a `gc.disable()` / `gc.enable()` guard (restoring the previous state) is the
-  whole change. The same effect on `call_tool` (each call allocates an `MCPCall` and two dicts kept
-  in the call log) is shown for scale; there the cure is to allocate less per call, not to pause
-  the GC.
+  whole change (the proposed build row is the whole `ProposedIndex`, its extra sets and prebuilt
+  hits included, with the GC paused). The same effect on `call_tool` (each call allocates an
+  `MCPCall` and two dicts kept in the call log) is shown for scale; there the cure is to allocate
+  less per call, not to pause the GC.
 - **`args_key` + early exit in `resolve`** (stateless tools): canonicalize an args object with
   scalar values inline (one sort, no recursive call per value), stop at the exact tier instead of
   always computing the keyed key as well, and return a prebuilt frozen `Hit`. Sequence-mode tools
@@ -43,7 +45,9 @@ same `Nearest`, `args_key == canonical_key`)."""
 
 def _fmt(value: float, unit: str) -> str:
     if unit == "s":
-        return f"{value:.2f} s" if value >= 1 else f"{value * 1e3:,.{1 if value >= 0.01 else 2}f} ms"
+        return (
+            f"{value:.2f} s" if value >= 1 else f"{value * 1e3:,.{1 if value >= 0.01 else 2}f} ms"
+        )
     if unit == "/s":
         return f"{value / 1e3:,.0f}k/s"
     if value >= 1000:
@@ -55,7 +59,7 @@ def _cell(spread: dict[str, Any], unit: str) -> str:
     if spread["n"] == 1:
         return _fmt(spread["median"], unit)
     low, high = _fmt(spread["min"], unit), _fmt(spread["max"], unit)
-    return f"{_fmt(spread['median'], unit)} [{low} – {high}]"
+    return f"{_fmt(spread['median'], unit)} [{low} - {high}]"
 
 
 def _speedup(current: float, proposed: float, unit: str) -> float:
@@ -70,10 +74,10 @@ def console(data: dict[str, Any]) -> str:
         cells = [_fmt(results[str(n)]["metrics"][name]["median"], meta["unit"]) for n in sizes]
         growth = data["growth"][name]
         lines.append(
-            f"{name:<{width}}  " + "  ".join(f"{c:>14}" for c in cells) + f"    ×{growth:.2f}"
+            f"{name:<{width}}  " + "  ".join(f"{c:>14}" for c in cells) + f"    x{growth:.2f}"
         )
     for ratio in results[str(sizes[-1])]["ratios"]:
-        values = [f"{results[str(n)]['ratios'][ratio]:>13.1f}×" for n in sizes]
+        values = [f"{results[str(n)]['ratios'][ratio]:>13.1f}x" for n in sizes]
         lines.append(f"{ratio:<{width}}  " + "  ".join(values))
     for target in data["targets"]:
         measured = (
@@ -81,9 +85,7 @@ def console(data: dict[str, Any]) -> str:
             if target["value"] is not None
             else "not measured"
         )
-        lines.append(
-            f"{target['verdict']:<4}  {target['text']} at {target['size']:,}: {measured}"
-        )
+        lines.append(f"{target['verdict']:<4}  {target['text']} at {target['size']:,}: {measured}")
     return "\n".join(lines)
 
 
@@ -109,8 +111,11 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         f"({sample['file_bytes'] / 1e6:.1f} MB at {last:,} recordings). Exact calls are every "
         "recording's args in a fresh dict with another key order, shuffled; keyed calls add "
         "`verbose: true` to every `client_lookup` recording; misses are recorded calls with "
-        f"their id replaced by an unseen one ({sample['calls']['misses']} per repeat). Each cell "
-        f"is the median of {data['repeats']} repeats [min – max]; the nearest p99 pools every "
+        f"their id replaced by an unseen one ({sample['calls']['misses']} per repeat). The worst "
+        "case for `nearest` runs on a separate universe of the same size, one tool whose three "
+        "flags are each set on a third of the recordings and never together, probed with all "
+        "three set. Each cell "
+        f"is the median of {data['repeats']} repeats [min - max]; the nearest p99 pools every "
         "call of every repeat. GC stays enabled while timing, as in production.",
         "",
         "### Results",
@@ -123,12 +128,12 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
             continue
         cells = [_cell(results[str(n)]["metrics"][name], meta["unit"]) for n in sizes]
         out.append(
-            f"| {meta['label']} | " + " | ".join(cells) + f" | ×{data['growth'][name]:.2f} |"
+            f"| {meta['label']} | " + " | ".join(cells) + f" | x{data['growth'][name]:.2f} |"
         )
     out += [
         "",
-        "Growth is the median at the largest size over the median at the smallest: ×1 is flat, "
-        f"×{last // first} is linear in the number of recordings.",
+        "Growth is the median at the largest size over the median at the smallest: x1 is flat, "
+        f"x{last // first} is linear in the number of recordings.",
         "",
         "### Cost over a plain dict lookup",
         "",
@@ -139,7 +144,7 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         "|---|" + "---:|" * len(sizes),
     ]
     for ratio in sample["ratios"]:
-        values = [f"{results[str(n)]['ratios'][ratio]:.1f}×" for n in sizes]
+        values = [f"{results[str(n)]['ratios'][ratio]:.1f}x" for n in sizes]
         out.append(f"| {ratio} | " + " | ".join(values) + " |")
     out += ["", "### Targets", "", "| target | at | measured | verdict |", "|---|---:|---:|---|"]
     for t in data["targets"]:
@@ -158,7 +163,7 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         now, then = metrics[current]["median"], metrics[proposed]["median"]
         out.append(
             f"| {units[current]['label']} → {units[proposed]['label']} | {_fmt(now, unit)} "
-            f"| {_fmt(then, unit)} | {_speedup(now, then, unit):.1f}× |"
+            f"| {_fmt(then, unit)} | {_speedup(now, then, unit):.1f}x |"
         )
     out += [
         "",
@@ -209,6 +214,8 @@ def plot(data: dict[str, Any], path: Path) -> None:
     series(ax, "nearest_p99_us", 1, "x-")
     series(ax, "proposed_nearest_us", 1, "o--")
     series(ax, "proposed_nearest_p99_us", 1, "x--")
+    series(ax, "nearest_adversarial_us", 1, "v:")
+    series(ax, "proposed_nearest_adversarial_us", 1, "v-.")
     ax.axhline(1000, color="red", linestyle=":", label="target: < 1 ms")
     ax.set(title="nearest on a miss", ylabel="microseconds per call")
     for ax in axes:
