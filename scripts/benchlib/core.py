@@ -39,7 +39,7 @@ from .core_data import (
 )
 from .core_fastpath import ProposedIndex, args_key, paused_gc
 from .measure import Spread, percentile, time_repeats
-from .report import BenchResult, machine
+from .report import BenchResult, load_average, machine
 
 __all__ = ["HELP", "METRICS", "NAME", "TARGETS", "add_arguments", "run"]
 
@@ -355,6 +355,7 @@ def run(options: argparse.Namespace) -> BenchResult:
         "machine": machine(),
         "started_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
         "duration_s": time.time() - started,
+        "load_average_1m_end": load_average(),
         "sizes": list(sizes),
         "repeats": repeats,
         "metrics": {name: {"label": m.label, "unit": m.unit} for name, m in METRICS.items()},

@@ -98,6 +98,16 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         f"Machine: {m['cpu']}, nproc {m['nproc']}, {m['implementation']} {m['python']}, "
         f"{m['platform']}. Run {data['started_at']}, took {data['duration_s']:.0f} s."
     )
+    start_load, end_load = m["load_average_1m"], data["load_average_1m_end"]
+    if start_load is not None and end_load is not None:
+        out[-1] += (
+            f" Load average (1 min) {start_load:.2f} at the start, {end_load:.2f} at the end"
+            + (
+                ": other work shared the CPUs, expect noise."
+                if max(start_load, end_load) > 0.5 * m["nproc"]
+                else "."
+            )
+        )
     out.append("")
     out.append(f"Command: `{data['command']}`")
     if data["quick"]:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BenchResult", "machine", "update_section", "write_json"]
+__all__ = ["BenchResult", "load_average", "machine", "update_section", "write_json"]
 
 _PREAMBLE = """# Benchmarks
 
@@ -31,6 +31,14 @@ def _cpu_model() -> str:
     return match.group(1).strip() if match else "unknown"
 
 
+def load_average() -> float | None:
+    """The 1-minute load average: other work on the machine makes every number noisier."""
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
 def machine() -> dict[str, Any]:
     """What the numbers were measured on."""
     return {
@@ -39,6 +47,7 @@ def machine() -> dict[str, Any]:
         "python": platform.python_version(),
         "implementation": platform.python_implementation(),
         "platform": platform.platform(),
+        "load_average_1m": load_average(),
     }
 
 
