@@ -15,10 +15,12 @@ import cProfile
 import gc
 import pstats
 import random
+import statistics
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -38,7 +40,7 @@ from .core_data import (
     miss_calls,
 )
 from .core_fastpath import ProposedIndex, args_key, paused_gc
-from .measure import Spread, percentile, time_repeats
+from .measure import Spread, percentile, time_interleaved
 from .report import BenchResult, load_average, machine
 
 __all__ = ["HELP", "METRICS", "NAME", "TARGETS", "add_arguments", "run"]
@@ -134,21 +136,29 @@ def _rates(count: int, seconds: list[float]) -> list[float]:
 
 
 def _nearest_timings(
-    nearest: Callable[[str, dict[str, Any]], object], calls: list[Call], repeats: int
-) -> tuple[list[float], list[float]]:
-    """Per-repeat mean and every per-call latency, in microseconds."""
-    means, every = [], []
+    contenders: dict[str, Callable[[str, dict[str, Any]], object]],
+    calls: list[Call],
+    repeats: int,
+) -> dict[str, tuple[list[float], list[float]]]:
+    """Per contender: per-repeat mean and every per-call latency, in microseconds.
+
+    The contenders take turns within each repeat, as in `time_interleaved`.
+    """
+    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in contenders}
+    names = list(contenders)
     clock = time.perf_counter
-    for _ in range(repeats):
-        gc.collect()
-        latencies = []
-        for tool, args in calls:
-            start = clock()
-            nearest(tool, args)
-            latencies.append((clock() - start) * 1e6)
-        means.append(sum(latencies) / len(latencies))
-        every.extend(latencies)
-    return means, every
+    for r in range(repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            nearest, (means, every) = contenders[name], out[name]
+            gc.collect()
+            latencies = []
+            for tool, args in calls:
+                start = clock()
+                nearest(tool, args)
+                latencies.append((clock() - start) * 1e6)
+            means.append(sum(latencies) / len(latencies))
+            every.extend(latencies)
+    return out
 
 
 def _check_proposed(
@@ -178,56 +188,60 @@ def _loop(
 
 
 def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -> dict[str, Any]:
+    """Every metric at `n` recordings. Contenders whose ratio matters take turns (interleaved)."""
     rng = random.Random(seed)
     path = workdir / f"universe-{n}.json"
     write_universe(make_universe(n, seed=seed), path)
     gc.collect()
 
-    samples: dict[str, list[float]] = {}
-    samples["load_s"] = time_repeats(lambda: load_universe(path), repeats)
-
     def load_paused() -> None:
         with paused_gc():
             load_universe(path)
 
-    samples["proposed_load_s"] = time_repeats(load_paused, repeats)
+    samples = time_interleaved(
+        {"load_s": lambda: load_universe(path), "proposed_load_s": load_paused}, repeats
+    )
     universe = load_universe(path)
-    samples["index_build_s"] = time_repeats(lambda: UniverseIndex(universe), repeats)
 
     def build_paused() -> None:
         with paused_gc():
             ProposedIndex(universe)
 
-    samples["proposed_index_build_s"] = time_repeats(build_paused, repeats)
+    samples |= time_interleaved(
+        {"index_build_s": lambda: UniverseIndex(universe), "proposed_index_build_s": build_paused},
+        repeats,
+    )
 
     index = UniverseIndex(universe)
     exact, keyed = exact_calls(universe, rng), keyed_calls(universe, rng)
     missed = miss_calls(universe, rng, misses)
+    # Measured before the proposed index exists: each call lands in a growing call log, so the
+    # GC's full passes cost more with every object alive.
+    for name, seconds in _time_call_tool(universe, exact, repeats).items():
+        samples[name] = _rates(len(exact), seconds)
 
-    samples["dict_lookup_per_s"] = _rates(len(exact), _time_dict(universe, exact, repeats))
+    proposed = ProposedIndex(universe)
+    _check_proposed(index, proposed, exact + keyed, missed)
+    timed = time_interleaved(
+        {
+            "dict_lookup_per_s": _dict_baseline(universe, exact),
+            "exact_resolve_per_s": _loop(index.resolve, exact),
+            "keyed_resolve_per_s": _loop(index.resolve, keyed),
+            "proposed_exact_resolve_per_s": _loop(proposed.resolve, exact),
+            "proposed_keyed_resolve_per_s": _loop(proposed.resolve, keyed),
+        },
+        repeats,
+    )
+    for name, seconds in timed.items():
+        samples[name] = _rates(len(keyed) if "keyed" in name else len(exact), seconds)
 
     tails: dict[str, float] = {}
-
-    def measure(prefix: str, idx: UniverseIndex) -> None:
-        exact_s = time_repeats(_loop(idx.resolve, exact), repeats)
-        keyed_s = time_repeats(_loop(idx.resolve, keyed), repeats)
-        samples[f"{prefix}exact_resolve_per_s"] = _rates(len(exact), exact_s)
-        samples[f"{prefix}keyed_resolve_per_s"] = _rates(len(keyed), keyed_s)
-        means, every = _nearest_timings(idx.nearest, missed, repeats)
+    near = _nearest_timings({"": index.nearest, "proposed_": proposed.nearest}, missed, repeats)
+    for prefix, (means, every) in near.items():
         samples[f"{prefix}nearest_us"] = means
         tails[f"{prefix}nearest_p99_us"] = percentile(every, 99)
         tails[f"{prefix}nearest_max_us"] = max(every)
-
-    measure("", index)
-    samples["call_tool_per_s"] = _rates(len(exact), _time_call_tool(universe, exact, repeats))
-    # The proposed index only now, so its extra tables do not weigh on the current code's GC.
-    proposed = ProposedIndex(universe)
-    _check_proposed(index, proposed, exact + keyed, missed)
-    measure("proposed_", proposed)
     del proposed
-    with paused_gc():
-        paused = _time_call_tool(universe, exact, repeats)
-    samples["proposed_call_tool_per_s"] = _rates(len(exact), paused)
 
     # The worst case, on its own universe of the same size: every flag posting list is long and
     # no two intersect, so neither early exit helps.
@@ -235,8 +249,12 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
     worst_index, worst_proposed = UniverseIndex(worst), ProposedIndex(worst)
     if worst_index.nearest(*probe) != worst_proposed.nearest(*probe):
         raise AssertionError("ProposedIndex.nearest differs on the adversarial probe")
-    for prefix, idx in (("", worst_index), ("proposed_", worst_proposed)):
-        means, _ = _nearest_timings(idx.nearest, [probe] * ADVERSARIAL_CALLS, repeats)
+    near = _nearest_timings(
+        {"": worst_index.nearest, "proposed_": worst_proposed.nearest},
+        [probe] * ADVERSARIAL_CALLS,
+        repeats,
+    )
+    for prefix, (means, _) in near.items():
         samples[f"{prefix}nearest_adversarial_us"] = means
     del worst, worst_index, worst_proposed
 
@@ -252,18 +270,17 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
         "metrics": metrics,
         "nearest_max_us": tails["nearest_max_us"],
         "proposed_nearest_max_us": tails["proposed_nearest_max_us"],
+        # Per repeat, then the median: the contenders took turns, so each ratio compares
+        # measurements made under the same background load.
         "ratios": {
-            name: metrics[num]["median"] / metrics[den]["median"]
+            name: statistics.median(a / b for a, b in zip(samples[num], samples[den], strict=True))
             for name, (num, den) in RATIOS.items()
         },
     }
 
 
-def _time_dict(universe: Universe, calls: list[Call], repeats: int) -> list[float]:
-    """The baseline: the same calls, their keys computed ahead, a dict of the same size.
-
-    Its tables die on return: every object alive is more work for each GC pass of what follows.
-    """
+def _dict_baseline(universe: Universe, calls: list[Call]) -> Callable[[], None]:
+    """The baseline: the same calls, their keys computed ahead, a dict of the same size."""
     table = {(r.tool_name, canonical_key(r.args)): i for i, r in enumerate(universe.recordings)}
     keys = [(tool, canonical_key(args)) for tool, args in calls]
 
@@ -271,22 +288,26 @@ def _time_dict(universe: Universe, calls: list[Call], repeats: int) -> list[floa
         for key in keys:
             table[key]
 
-    return time_repeats(lookups, repeats)
+    return lookups
 
 
-def _time_call_tool(universe: Universe, calls: list[Call], repeats: int) -> list[float]:
-    """A fresh server per repeat (built untimed), so every repeat starts with an empty call log."""
-    servers: list[RecordedMCPServer] = []
+def _time_call_tool(universe: Universe, calls: list[Call], repeats: int) -> dict[str, list[float]]:
+    """`call_tool` as is and with the GC paused, taking turns.
 
-    def setup() -> None:
-        servers[:] = [RecordedMCPServer(universe)]
-
-    def run() -> None:
-        call_tool = servers[0].call_tool
-        for tool, args in calls:
-            call_tool(tool, args)
-
-    return time_repeats(run, repeats, setup=setup)
+    Every repeat gets a fresh server (built untimed), so each starts with an empty call log.
+    """
+    samples: dict[str, list[float]] = {"call_tool_per_s": [], "proposed_call_tool_per_s": []}
+    for r in range(repeats):
+        for name in sorted(samples, reverse=r % 2 == 1):
+            call_tool = RecordedMCPServer(universe).call_tool
+            gc.collect()
+            with paused_gc() if name.startswith("proposed_") else nullcontext():
+                start = time.perf_counter()
+                for tool, args in calls:
+                    call_tool(tool, args)
+                samples[name].append(time.perf_counter() - start)
+            del call_tool
+    return samples
 
 
 def _profile(n: int, workdir: Path, seed: int, misses: int) -> None:

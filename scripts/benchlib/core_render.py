@@ -126,7 +126,10 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         "flags are each set on a third of the recordings and never together, probed with all "
         "three set. Each cell "
         f"is the median of {data['repeats']} repeats [min - max]; the nearest p99 pools every "
-        "call of every repeat. GC stays enabled while timing, as in production.",
+        "call of every repeat. Within a repeat, each current/proposed/baseline group takes "
+        "turns in a rotating order, so all of a group see the same background load, and each "
+        "ratio below is the median of per-repeat ratios. GC stays enabled while timing, as in "
+        "production.",
         "",
         "### Results",
         "",
@@ -147,8 +150,9 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         "",
         "### Cost over a plain dict lookup",
         "",
-        "How many times slower than `table[key]` with the key precomputed, same calls, same run: "
-        "the price of canonicalizing the args and dispatching.",
+        "How many times slower than `table[key]` with the key precomputed (the same tuple key "
+        "the index uses), same calls, same repeats: the price of canonicalizing the args and "
+        "dispatching.",
         "",
         "| ratio | " + " | ".join(f"{n:,}" for n in sizes) + " |",
         "|---|" + "---:|" * len(sizes),

@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Spread", "percentile", "time_repeats"]
+__all__ = ["Spread", "percentile", "time_interleaved", "time_repeats"]
 
 
 @dataclass(frozen=True)
@@ -69,4 +69,21 @@ def time_repeats(
         start = time.perf_counter()
         run()
         samples.append(time.perf_counter() - start)
+    return samples
+
+
+def time_interleaved(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
+    """Like `time_repeats` for several contenders, taking turns within each repeat.
+
+    On a shared machine the background load drifts over a run; taking turns (in a rotating
+    order) exposes every contender to the same drift, so their ratios stay meaningful.
+    """
+    samples: dict[str, list[float]] = {name: [] for name in runs}
+    names = list(runs)
+    for r in range(repeats):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            gc.collect()
+            start = time.perf_counter()
+            runs[name]()
+            samples[name].append(time.perf_counter() - start)
     return samples
