@@ -58,6 +58,7 @@ def test_quick_core_reports_every_metric_for_every_size(tmp_path: Path) -> None:
     for size, result in data["results"].items():
         assert result["recordings"] == int(size)
         assert set(result["metrics"]) == METRICS
+        assert set(result["metrics_wall"]) == METRICS
         for name, spread in result["metrics"].items():
             assert set(spread) == SPREAD, name
             assert spread["min"] <= spread["median"] <= spread["max"], name

@@ -12,14 +12,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import gc
 import pstats
 import random
 import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
@@ -40,7 +39,7 @@ from .core_data import (
     miss_calls,
 )
 from .core_fastpath import ProposedIndex, args_key, paused_gc
-from .measure import Spread, percentile, time_interleaved
+from .measure import Samples, Spread, percentile, time_interleaved, turns
 from .report import BenchResult, load_average, machine
 
 __all__ = ["HELP", "METRICS", "NAME", "TARGETS", "add_arguments", "run"]
@@ -131,34 +130,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _rates(count: int, seconds: list[float]) -> list[float]:
-    return [count / s for s in seconds]
-
-
 def _nearest_timings(
-    contenders: dict[str, Callable[[str, dict[str, Any]], object]],
+    samples: Samples,
+    contenders: Mapping[str, Callable[[str, dict[str, Any]], object]],
     calls: list[Call],
     repeats: int,
-) -> dict[str, tuple[list[float], list[float]]]:
-    """Per contender: per-repeat mean and every per-call latency, in microseconds.
+) -> dict[str, list[float]]:
+    """Time `nearest` over `calls` per contender (taking turns); every call's own latency (µs).
 
-    The contenders take turns within each repeat, as in `time_interleaved`.
+    The per-call clock is wall time (per-call CPU time costs more to read than a fast `nearest`
+    takes); its reads, ~0.2 µs a call, are inside the batch time too.
     """
-    out: dict[str, tuple[list[float], list[float]]] = {name: ([], []) for name in contenders}
-    names = list(contenders)
+    latencies: dict[str, list[float]] = {f"{prefix}nearest_us": [] for prefix in contenders}
     clock = time.perf_counter
-    for r in range(repeats):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            nearest, (means, every) = contenders[name], out[name]
-            gc.collect()
-            latencies = []
-            for tool, args in calls:
-                start = clock()
-                nearest(tool, args)
-                latencies.append((clock() - start) * 1e6)
-            means.append(sum(latencies) / len(latencies))
-            every.extend(latencies)
-    return out
+    for repeat in range(repeats):
+        for prefix in turns(list(contenders), repeat):
+            nearest, name = contenders[prefix], f"{prefix}nearest_us"
+            every = latencies[name]
+            with samples.timing(name):
+                for tool, args in calls:
+                    start = clock()
+                    nearest(tool, args)
+                    every.append((clock() - start) * 1e6)
+    return latencies
 
 
 def _check_proposed(
@@ -192,56 +186,50 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
     rng = random.Random(seed)
     path = workdir / f"universe-{n}.json"
     write_universe(make_universe(n, seed=seed), path)
-    gc.collect()
+    samples = Samples()
 
     def load_paused() -> None:
         with paused_gc():
             load_universe(path)
 
-    samples = time_interleaved(
-        {"load_s": lambda: load_universe(path), "proposed_load_s": load_paused}, repeats
-    )
+    runs: dict[str, Callable[[], object]] = {
+        "load_s": lambda: load_universe(path),
+        "proposed_load_s": load_paused,
+    }
+    time_interleaved(samples, runs, repeats)
     universe = load_universe(path)
 
     def build_paused() -> None:
         with paused_gc():
             ProposedIndex(universe)
 
-    samples |= time_interleaved(
-        {"index_build_s": lambda: UniverseIndex(universe), "proposed_index_build_s": build_paused},
-        repeats,
-    )
+    runs = {
+        "index_build_s": lambda: UniverseIndex(universe),
+        "proposed_index_build_s": build_paused,
+    }
+    time_interleaved(samples, runs, repeats)
 
     index = UniverseIndex(universe)
     exact, keyed = exact_calls(universe, rng), keyed_calls(universe, rng)
     missed = miss_calls(universe, rng, misses)
     # Measured before the proposed index exists: each call lands in a growing call log, so the
     # GC's full passes cost more with every object alive.
-    for name, seconds in _time_call_tool(universe, exact, repeats).items():
-        samples[name] = _rates(len(exact), seconds)
+    _time_call_tool(samples, universe, exact, repeats)
 
     proposed = ProposedIndex(universe)
     _check_proposed(index, proposed, exact + keyed, missed)
-    timed = time_interleaved(
-        {
-            "dict_lookup_per_s": _dict_baseline(universe, exact),
-            "exact_resolve_per_s": _loop(index.resolve, exact),
-            "keyed_resolve_per_s": _loop(index.resolve, keyed),
-            "proposed_exact_resolve_per_s": _loop(proposed.resolve, exact),
-            "proposed_keyed_resolve_per_s": _loop(proposed.resolve, keyed),
-        },
-        repeats,
-    )
-    for name, seconds in timed.items():
-        samples[name] = _rates(len(keyed) if "keyed" in name else len(exact), seconds)
-
-    tails: dict[str, float] = {}
-    near = _nearest_timings({"": index.nearest, "proposed_": proposed.nearest}, missed, repeats)
-    for prefix, (means, every) in near.items():
-        samples[f"{prefix}nearest_us"] = means
-        tails[f"{prefix}nearest_p99_us"] = percentile(every, 99)
-        tails[f"{prefix}nearest_max_us"] = max(every)
-    del proposed
+    runs = {
+        "dict_lookup_per_s": _dict_baseline(universe, exact),
+        "exact_resolve_per_s": _loop(index.resolve, exact),
+        "keyed_resolve_per_s": _loop(index.resolve, keyed),
+        "proposed_exact_resolve_per_s": _loop(proposed.resolve, exact),
+        "proposed_keyed_resolve_per_s": _loop(proposed.resolve, keyed),
+    }
+    time_interleaved(samples, runs, repeats)
+    del runs  # the baseline's tables
+    contenders = {"": index.nearest, "proposed_": proposed.nearest}
+    latencies = _nearest_timings(samples, contenders, missed, repeats)
+    del proposed, contenders
 
     # The worst case, on its own universe of the same size: every flag posting list is long and
     # no two intersect, so neither early exit helps.
@@ -249,34 +237,64 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
     worst_index, worst_proposed = UniverseIndex(worst), ProposedIndex(worst)
     if worst_index.nearest(*probe) != worst_proposed.nearest(*probe):
         raise AssertionError("ProposedIndex.nearest differs on the adversarial probe")
-    near = _nearest_timings(
-        {"": worst_index.nearest, "proposed_": worst_proposed.nearest},
-        [probe] * ADVERSARIAL_CALLS,
-        repeats,
-    )
-    for prefix, (means, _) in near.items():
-        samples[f"{prefix}nearest_adversarial_us"] = means
-    del worst, worst_index, worst_proposed
+    contenders = {"": worst_index.nearest, "proposed_": worst_proposed.nearest}
+    worst_samples = Samples()
+    _nearest_timings(worst_samples, contenders, [probe] * ADVERSARIAL_CALLS, repeats)
+    for clock in ("cpu", "wall"):
+        for name, values in getattr(worst_samples, clock).items():
+            getattr(samples, clock)[name.replace("nearest", "nearest_adversarial")] = values
+    del worst, worst_index, worst_proposed, contenders
 
-    metrics = {name: Spread.of(values).to_json() for name, values in samples.items()}
-    # A p99 is already a summary of every call of every repeat: no spread of its own.
-    for name in ("nearest_p99_us", "proposed_nearest_p99_us"):
-        value = tails[name]
-        metrics[name] = Spread(value, value, value, value, value, 1).to_json()
+    counts = {"exact": len(exact), "keyed": len(keyed), "misses": len(missed)}
+    counts["adversarial"] = ADVERSARIAL_CALLS
+    metrics = _metrics(samples.cpu, counts)
+    wall = _metrics(samples.wall, counts)
+    # A p99 already summarizes every call of every repeat: no spread of its own; wall time.
+    for prefix in ("", "proposed_"):
+        every = latencies[f"{prefix}nearest_us"]
+        tail = percentile(every, 99)
+        metrics[f"{prefix}nearest_p99_us"] = Spread(tail, tail, tail, tail, tail, 1).to_json()
+        wall[f"{prefix}nearest_p99_us"] = metrics[f"{prefix}nearest_p99_us"]
+    values = {name: _values(samples.cpu, counts, name) for name in samples.cpu}
     return {
         "recordings": n,
         "file_bytes": path.stat().st_size,
-        "calls": {"exact": len(exact), "keyed": len(keyed), "misses": len(missed)},
+        "calls": counts,
         "metrics": metrics,
-        "nearest_max_us": tails["nearest_max_us"],
-        "proposed_nearest_max_us": tails["proposed_nearest_max_us"],
+        "metrics_wall": wall,
+        "nearest_max_us": max(latencies["nearest_us"]),
+        "proposed_nearest_max_us": max(latencies["proposed_nearest_us"]),
         # Per repeat, then the median: the contenders took turns, so each ratio compares
         # measurements made under the same background load.
         "ratios": {
-            name: statistics.median(a / b for a, b in zip(samples[num], samples[den], strict=True))
+            name: statistics.median(a / b for a, b in zip(values[num], values[den], strict=True))
             for name, (num, den) in RATIOS.items()
         },
     }
+
+
+def _count(counts: dict[str, int], name: str) -> int:
+    """How many calls one sample of metric `name` made."""
+    if "adversarial" in name:
+        return counts["adversarial"]
+    if "nearest" in name:
+        return counts["misses"]
+    return counts["keyed"] if "keyed" in name else counts["exact"]
+
+
+def _values(seconds: dict[str, list[float]], counts: dict[str, int], name: str) -> list[float]:
+    """Raw seconds per sample in the metric's unit: seconds, calls per second or µs per call."""
+    unit = METRICS[name].unit
+    if unit == "s":
+        return seconds[name]
+    count = _count(counts, name)
+    if unit == "/s":
+        return [count / s for s in seconds[name]]
+    return [s / count * 1e6 for s in seconds[name]]
+
+
+def _metrics(seconds: dict[str, list[float]], counts: dict[str, int]) -> dict[str, Any]:
+    return {name: Spread.of(_values(seconds, counts, name)).to_json() for name in seconds}
 
 
 def _dict_baseline(universe: Universe, calls: list[Call]) -> Callable[[], None]:
@@ -291,23 +309,19 @@ def _dict_baseline(universe: Universe, calls: list[Call]) -> Callable[[], None]:
     return lookups
 
 
-def _time_call_tool(universe: Universe, calls: list[Call], repeats: int) -> dict[str, list[float]]:
+def _time_call_tool(samples: Samples, universe: Universe, calls: list[Call], repeats: int) -> None:
     """`call_tool` as is and with the GC paused, taking turns.
 
     Every repeat gets a fresh server (built untimed), so each starts with an empty call log.
     """
-    samples: dict[str, list[float]] = {"call_tool_per_s": [], "proposed_call_tool_per_s": []}
-    for r in range(repeats):
-        for name in sorted(samples, reverse=r % 2 == 1):
+    for repeat in range(repeats):
+        for name in turns(["call_tool_per_s", "proposed_call_tool_per_s"], repeat):
             call_tool = RecordedMCPServer(universe).call_tool
-            gc.collect()
-            with paused_gc() if name.startswith("proposed_") else nullcontext():
-                start = time.perf_counter()
+            paused = paused_gc() if name.startswith("proposed_") else nullcontext()
+            with paused, samples.timing(name):
                 for tool, args in calls:
                     call_tool(tool, args)
-                samples[name].append(time.perf_counter() - start)
             del call_tool
-    return samples
 
 
 def _profile(n: int, workdir: Path, seed: int, misses: int) -> None:
@@ -351,6 +365,7 @@ def _targets(results: dict[str, Any]) -> list[dict[str, Any]]:
                 "limit": target.limit,
                 "value": value,
                 "verdict": target.verdict(value) if value is not None else "n/a",
+                "value_wall": entry["metrics_wall"][target.metric]["median"] if entry else None,
             }
         )
     return rows

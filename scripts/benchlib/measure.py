@@ -5,11 +5,12 @@ from __future__ import annotations
 import gc
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
-__all__ = ["Spread", "percentile", "time_interleaved", "time_repeats"]
+__all__ = ["Samples", "Spread", "percentile", "time_interleaved", "turns"]
 
 
 @dataclass(frozen=True)
@@ -50,40 +51,46 @@ def percentile(samples: Sequence[float], p: float) -> float:
     return ordered[rank - 1]
 
 
-def time_repeats(
-    run: Callable[[], object],
-    repeats: int,
-    *,
-    setup: Callable[[], object] | None = None,
-) -> list[float]:
-    """Wall time of `run()` in seconds, `repeats` times; `setup()` runs untimed before each.
+class Samples:
+    """Raw timings per metric, repeat by repeat, on two clocks.
 
-    The heap is collected before each repeat so one repeat's garbage is not billed to the next;
-    the GC stays enabled while timing because it runs in production too.
+    CPU time (`time.process_time`) is what the single-threaded code under test costs: on a
+    shared machine it leaves out the time the OS gave the core to other work, which wall time
+    (`time.perf_counter`) bills to us. On an idle machine the two agree.
     """
-    samples = []
-    for _ in range(repeats):
-        if setup is not None:
-            setup()
+
+    def __init__(self) -> None:
+        self.cpu: dict[str, list[float]] = {}
+        self.wall: dict[str, list[float]] = {}
+
+    @contextmanager
+    def timing(self, name: str) -> Iterator[None]:
+        """Time the block as one sample of `name`, after collecting the previous garbage."""
         gc.collect()
-        start = time.perf_counter()
-        run()
-        samples.append(time.perf_counter() - start)
-    return samples
+        wall, cpu = time.perf_counter(), time.process_time()
+        yield
+        cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+        self.cpu.setdefault(name, []).append(cpu)
+        self.wall.setdefault(name, []).append(wall)
 
 
-def time_interleaved(runs: dict[str, Callable[[], object]], repeats: int) -> dict[str, list[float]]:
-    """Like `time_repeats` for several contenders, taking turns within each repeat.
+def turns(names: list[str], repeat: int) -> list[str]:
+    """The order contenders take their turn in repeat `repeat`: rotated, so none is always first.
 
-    On a shared machine the background load drifts over a run; taking turns (in a rotating
-    order) exposes every contender to the same drift, so their ratios stay meaningful.
+    On a shared machine the background load drifts over a run; taking turns exposes every
+    contender to the same drift, so their ratios stay meaningful.
     """
-    samples: dict[str, list[float]] = {name: [] for name in runs}
-    names = list(runs)
-    for r in range(repeats):
-        for name in names[r % len(names) :] + names[: r % len(names)]:
-            gc.collect()
-            start = time.perf_counter()
-            runs[name]()
-            samples[name].append(time.perf_counter() - start)
-    return samples
+    shift = repeat % len(names)
+    return names[shift:] + names[:shift]
+
+
+def time_interleaved(samples: Samples, runs: dict[str, Callable[[], object]], repeats: int) -> None:
+    """Time each of `runs` `repeats` times, taking turns within each repeat.
+
+    The heap is collected before each run so one run's garbage is not billed to the next; the
+    GC stays enabled while timing because it runs in production too.
+    """
+    for repeat in range(repeats):
+        for name in turns(list(runs), repeat):
+            with samples.timing(name):
+                runs[name]()
