@@ -218,38 +218,39 @@ def plot(data: dict[str, Any], path: Path) -> None:
 
     sizes, results, units = data["sizes"], data["results"], data["metrics"]
 
-    def series(ax: Any, name: str, scale: float, style: str) -> None:
+    def series(ax: Any, name: str, scale: float, style: str, color: str) -> None:
         spreads = [results[str(n)]["metrics"][name] for n in sizes]
         med = [s["median"] * scale for s in spreads]
         low = [(s["median"] - s["min"]) * scale for s in spreads]
         high = [(s["max"] - s["median"]) * scale for s in spreads]
-        ax.errorbar(sizes, med, yerr=[low, high], fmt=style, capsize=3, label=units[name]["label"])
+        label = units[name]["label"]
+        ax.errorbar(sizes, med, yerr=[low, high], fmt=style, color=color, capsize=3, label=label)
 
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
     ax = axes[0]
-    series(ax, "load_s", 1e3, "o-")
-    series(ax, "proposed_load_s", 1e3, "o--")
-    series(ax, "index_build_s", 1e3, "s-")
-    series(ax, "proposed_index_build_s", 1e3, "s--")
+    series(ax, "load_s", 1e3, "o-", "C0")
+    series(ax, "proposed_load_s", 1e3, "o--", "C0")
+    series(ax, "index_build_s", 1e3, "s-", "C1")
+    series(ax, "proposed_index_build_s", 1e3, "s--", "C1")
     ax.axhline(1000, color="red", linestyle=":", label="target: load < 1 s")
-    ax.set(title="Startup", ylabel="milliseconds")
+    ax.set(title="Startup", ylabel="CPU milliseconds")
     ax = axes[1]
-    series(ax, "dict_lookup_per_s", 1, "k^-")
-    series(ax, "exact_resolve_per_s", 1, "o-")
-    series(ax, "keyed_resolve_per_s", 1, "s-")
-    series(ax, "call_tool_per_s", 1, "d-")
-    series(ax, "proposed_exact_resolve_per_s", 1, "o--")
+    series(ax, "dict_lookup_per_s", 1, "^-", "k")
+    series(ax, "exact_resolve_per_s", 1, "o-", "C0")
+    series(ax, "keyed_resolve_per_s", 1, "s-", "C1")
+    series(ax, "call_tool_per_s", 1, "d-", "C2")
+    series(ax, "proposed_exact_resolve_per_s", 1, "o--", "C0")
     ax.axhline(200_000, color="red", linestyle=":", label="target: ≥ 200k exact/s")
-    ax.set(title="Throughput (in-process, one thread)", ylabel="calls per second")
+    ax.set(title="Throughput (in-process, one thread)", ylabel="calls per CPU second")
     ax = axes[2]
-    series(ax, "nearest_us", 1, "o-")
-    series(ax, "nearest_p99_us", 1, "x-")
-    series(ax, "proposed_nearest_us", 1, "o--")
-    series(ax, "proposed_nearest_p99_us", 1, "x--")
-    series(ax, "nearest_adversarial_us", 1, "v:")
-    series(ax, "proposed_nearest_adversarial_us", 1, "v-.")
+    series(ax, "nearest_us", 1, "o-", "C0")
+    series(ax, "nearest_p99_us", 1, "x-", "C1")
+    series(ax, "proposed_nearest_us", 1, "o--", "C0")
+    series(ax, "proposed_nearest_p99_us", 1, "x--", "C1")
+    series(ax, "nearest_adversarial_us", 1, "v-", "C3")
+    series(ax, "proposed_nearest_adversarial_us", 1, "v--", "C3")
     ax.axhline(1000, color="red", linestyle=":", label="target: < 1 ms")
-    ax.set(title="nearest on a miss", ylabel="microseconds per call")
+    ax.set(title="nearest on a miss (p99: wall clock)", ylabel="microseconds per call")
     for ax in axes:
         ax.set(xscale="log", yscale="log", xlabel="recordings in the universe")
         ax.grid(True, which="both", alpha=0.3)
