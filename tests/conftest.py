@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 pytest_plugins = ["pytester"]
 
@@ -23,6 +24,13 @@ def universe_doc(
     if matching is not None:
         doc["matching"] = matching
     return doc
+
+
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Iterator[None]:
+    """Tests that run the CLI in process configure structlog; undo it after each test."""
+    yield
+    structlog.reset_defaults()
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["CanonicalKey", "canonical_json", "canonical_key", "is_json_value"]
+__all__ = ["CanonicalKey", "args_key", "canonical_json", "canonical_key", "is_json_value"]
 
 CanonicalKey = Any
 """A hashable value; equal keys mean canonically equal JSON values."""
@@ -40,6 +40,22 @@ def canonical_key(value: Any) -> CanonicalKey:
     if isinstance(value, str):
         return str(value)
     return value
+
+
+def args_key(args: dict[str, Any]) -> CanonicalKey:
+    """`canonical_key(args)` for an args object, with scalar values handled inline.
+
+    Flat calls are the common case: one sort instead of one recursive call per value.
+    """
+    items = []
+    for key, value in args.items():
+        cls = value.__class__
+        if cls is str or cls is int or cls is float or value is None:
+            items.append((key, value))
+        else:
+            items.append((key, canonical_key(value)))
+    items.sort()  # keys are distinct strings: the sort never compares values
+    return ("o", tuple(items))
 
 
 def _plain(value: Any) -> Any:

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 import trio
@@ -139,10 +140,33 @@ class CommandAgent:
 
 
 async def _kill_group(process: trio.Process) -> None:
-    """SIGTERM the whole process group, then SIGKILL after a grace period."""
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
+    """SIGTERM the whole process group; SIGKILL what is left after a grace period.
+
+    Returns once no member of the group is still running, so no agent child outlives its run.
+    """
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        with trio.move_on_after(wait):
+        with trio.move_on_after(KILL_GRACE_S):
             await process.wait()
+            # Grandchildren are not ours to wait for: nothing signals their exit, so poll.
+            while _group_running(process.pid):  # noqa: ASYNC110
+                await trio.sleep(0.01)
             return
+
+
+def _group_running(pgid: int) -> bool:
+    """Any process of group `pgid` not yet dead (zombies waiting to be reaped count as dead)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False

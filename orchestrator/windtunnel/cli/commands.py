@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 
 from . import (
+    import_command,
     merge_command,
     plan_command,
     run_command,
@@ -22,6 +23,7 @@ REGISTRY: list[Register] = [
     serve_command.register_serve,
     watch_command.register_watch,
     run_command.register_run,
+    import_command.register_import,
     plan_command.register_plan,
     merge_command.register_merge,
 ]

@@ -35,7 +35,7 @@ def register_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
 
 
 def run_merge(args: argparse.Namespace) -> int:
-    configure_logging(stream=sys.stderr)
+    configure_logging()
     out = Path(args.output)
     report = merge_runs(args.dirs, out, allow_missing=args.allow_missing)
     print_merge(report, out)

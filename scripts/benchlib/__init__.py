@@ -1,0 +1,1 @@
+"""Wind Tunnel benchmarks, driven by `scripts/bench`: one module per benchmark."""

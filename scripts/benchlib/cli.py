@@ -1,0 +1,74 @@
+"""`scripts/bench`: global options, one subcommand per benchmark module."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from pathlib import Path
+from types import ModuleType
+
+from . import core
+from .report import update_section, write_json
+
+__all__ = ["main"]
+
+# One module per benchmark; each has NAME, HELP, add_arguments(parser) and run(options).
+BENCHMARKS: tuple[ModuleType, ...] = (core,)
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
+    # Accepted before and after the subcommand; after it, an absent option must not reset one
+    # given before it, hence SUPPRESS as the subparser default.
+    def default(value: object) -> object:
+        return argparse.SUPPRESS if suppress else value
+
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        default=default(False),
+        help="tiny sizes and few repeats: a smoke test that finishes in seconds (for CI)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=default(None),
+        metavar="MD",
+        help="rewrite this benchmark's section of a markdown file (e.g. docs/benchmarks.md); "
+        "plots are written next to it",
+    )
+    parser.add_argument(
+        "--json",
+        type=Path,
+        default=default(None),
+        metavar="PATH",
+        help="write the full results as JSON",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="scripts/bench", description="Wind Tunnel benchmarks: one subcommand per benchmark."
+    )
+    _add_global_options(parser, suppress=False)
+    commands = parser.add_subparsers(dest="benchmark", required=True, metavar="BENCHMARK")
+    for module in BENCHMARKS:
+        sub = commands.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        _add_global_options(sub, suppress=True)
+        module.add_arguments(sub)
+        sub.set_defaults(module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    options = build_parser().parse_args(args)
+    options.command = shlex.join(["scripts/bench", *args])
+    result = options.module.run(options)
+    if options.json is not None:
+        write_json(options.json, result.data)
+        print(f"wrote {options.json}")
+    if options.out is not None:
+        update_section(options.out, options.module.NAME, result.markdown)
+        print(f"updated the {options.module.NAME} section of {options.out}")
+    return 0
