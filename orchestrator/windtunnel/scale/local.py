@@ -3,7 +3,8 @@
 Each worker is an ordinary shard run writing its own sub-run directory, started in its own
 session (so a terminal's Ctrl-C reaches only the parent, which then stops every worker the same
 way). Workers print `--progress plain` lines on stderr (`PASS  <unit> (1.23s)`); the parent
-parses them into one aggregate display and passes any other line through, tagged with the shard.
+parses them into one aggregate display (whose "running" counts live workers) and passes any
+other line through, tagged with the shard.
 
 Stopping is graceful, then hard: when `stop` is set every worker gets SIGTERM (a `wt run` then
 writes what finished and exits 130); one still alive after `grace_s` is killed.
@@ -108,6 +109,7 @@ async def _run_worker(
         start_new_session=True,
     )
     tail: list[str] = []
+    progress.running += 1  # the display's "running" counts live workers here
 
     async def pump() -> None:
         nonlocal tail
@@ -133,6 +135,7 @@ async def _run_worker(
             # A grandchild that inherited stderr could hold it open past the worker's exit.
             outer.cancel_scope.deadline = trio.current_time() + grace_s
     finally:
+        progress.running -= 1
         if process.returncode is None:
             process.kill()
             with trio.CancelScope(shield=True):
