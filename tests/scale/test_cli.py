@@ -192,6 +192,10 @@ def test_a_shard_directory_keeps_its_shard(
         main(["run", str(pack), "--repeats", "2", "--shard", "2/2", "-o", str(run), "--resume"])
         == 2
     )
-    assert "not shard 2/2 of plan" in capsys.readouterr().err
+    other = plan_hash("scripted", [f"lookup-0{i}#{r}" for i in range(3) for r in range(2)])
+    assert capsys.readouterr().err.splitlines() == [
+        f"wt: error: {run}: this run directory holds shard 2/2 of plan {digest}, not shard 2/2 "
+        f"of plan {other[:12]}; use another -o"
+    ]
     assert main(["run", str(pack), "--shard", "2/2", "-o", str(run), "--resume"]) == 1
     assert len(read_results(run)) == 3

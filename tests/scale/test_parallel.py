@@ -85,7 +85,12 @@ def test_a_parallel_run_refuses_a_used_directory(
         main(["run", str(pack), "-j", "2", "-o", str(run), "--resume", "--progress", "plain"]) == 1
     )
     assert verdicts(run) == before
-    assert "resuming: 3 unit(s) already finished, 0 to run" in capsys.readouterr().err
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "resuming: 3 unit(s) already finished, 0 to run"
+    assert err[-2:] == [
+        "scripted: FAILED: 2 passed, 1 failed, 0 errors of 3; divergences 1",
+        f"report: {run / 'report.html'}",
+    ]
 
 
 def test_parse_progress_line() -> None:
