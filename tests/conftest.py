@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import logging
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import structlog
 
 pytest_plugins = ["pytester"]
 
@@ -41,3 +44,18 @@ def write_universe_file(tmp_path: Path) -> UniverseFactory:
         return path
 
     return write
+
+
+@pytest.fixture(autouse=True)
+def _reset_logging() -> Iterator[None]:
+    """Commands run in process configure structlog onto pytest's captured stderr, which is
+    closed after their test: later tests must not log into a closed stream."""
+    yield
+    structlog.reset_defaults()
+    root = logging.getLogger()
+    for handler in list(root.handlers):
+        if type(handler) is logging.StreamHandler and handler.stream not in (
+            sys.stderr,
+            sys.__stderr__,
+        ):
+            root.removeHandler(handler)
