@@ -29,6 +29,7 @@ PLACEHOLDERS = (
 MAX_STDOUT = 4 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
 KILL_GRACE_S = 2.0
+GROUP_POLL_S = 0.01
 
 
 class CommandAgent:
@@ -117,7 +118,8 @@ class CommandAgent:
                 nursery.start_soon(read_stderr)
                 await process.wait()
         finally:
-            if process.returncode is None:
+            # Also after a normal exit: whatever the agent left running in its group is a leak.
+            if process.returncode is None or _group_alive(process.pid):
                 with trio.CancelScope(shield=True):
                     await _kill_group(process)
         err_text = stderr.decode(errors="replace")
@@ -138,11 +140,38 @@ class CommandAgent:
                     await process.stdin.send_all(task.encode())
 
 
+def _group_alive(pgid: int) -> bool:
+    """Whether a process of the group is still running (zombies awaiting their reaper are not)."""
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    try:
+        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
+    except OSError:
+        return True  # no /proc: count zombies as alive, the grace period bounds the wait
+    for pid in entries:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+        except OSError:
+            continue  # gone meanwhile
+        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False
+
+
 async def _kill_group(process: trio.Process) -> None:
-    """SIGTERM the whole process group, then SIGKILL after a grace period."""
+    """SIGTERM the whole process group, then SIGKILL after a grace period.
+
+    The group, not only its leader, must be gone: a grandchild that ignores SIGTERM or exits
+    slowly outlives the leader, and would leak if we stopped waiting when the leader exited.
+    """
     for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
         with trio.move_on_after(wait):
             await process.wait()
+            while _group_alive(process.pid):
+                await trio.sleep(GROUP_POLL_S)
             return
