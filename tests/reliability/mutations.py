@@ -142,7 +142,7 @@ def mutate_json(doc: Any, rng: random.Random, rounds: int = 1) -> Any:
             parent[key] = rng.choice([[parent[key]], {"value": parent[key]}])
         else:  # swap with another value of the document
             other = rng.choice(paths)
-            if other and not other[: len(path)] == path and not path[: len(other)] == other:
+            if other and other[: len(path)] != path and path[: len(other)] != other:
                 parent[key] = copy.deepcopy(_at(doc, other))
     return doc
 

@@ -84,7 +84,7 @@ def counter_universe(n: int) -> Universe:
 
 
 async def test_sequence_tool_hands_out_each_recording_once_over_http() -> None:
-    """200 recordings of a sequence tool, 20 clients × 10 concurrent calls over HTTP: each
+    """200 recordings of a sequence tool, 20 clients x 10 concurrent calls over HTTP: each
     recording is served exactly once, then the next call is `sequence_exhausted`."""
     server = RecordedMCPServer(counter_universe(200))
     ids: list[int] = []
@@ -114,7 +114,7 @@ async def test_sequence_tool_hands_out_each_recording_once_over_http() -> None:
 
 
 async def test_events_are_neither_lost_nor_duplicated_across_servers(tmp_path: Path) -> None:
-    """40 scenarios × 2 upstreams in one fleet, each served by its own clients at once: calls
+    """40 scenarios x 2 upstreams in one fleet, each served by its own clients at once: calls
     served == call-log entries == tool_call events == JSON lines, scenario by scenario."""
     memory = MemorySink()
     path = tmp_path / "events.jsonl"

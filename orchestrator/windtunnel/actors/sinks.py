@@ -25,15 +25,26 @@ class JsonLinesSink:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
+        self.error: OSError | None = None
+        """The first write error (a full disk); from then on events are counted in `dropped`."""
+        self.dropped = 0
         self._logger = structlog.wrap_logger(
             structlog.PrintLogger(stream),
             processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
         )
 
     def publish(self, event: dict[str, Any]) -> None:
+        if self.error is not None:
+            self.dropped += 1
+            return
         fields = dict(event)
-        self._logger.msg(fields.pop("event"), **fields)
-        self.stream.flush()
+        try:
+            self._logger.msg(fields.pop("event"), **fields)
+            self.stream.flush()
+        except OSError as exc:
+            # A sink must never take the router down; whoever owns the stream reports this.
+            self.error = exc
+            self.dropped += 1
 
 
 def _dumps(value: Any, **_: Any) -> str:
