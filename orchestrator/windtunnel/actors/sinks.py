@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TextIO
 
-import msgspec
 import structlog
+
+from ..canonical import encode_json
 
 __all__ = ["JsonLinesSink", "MemorySink", "Sink"]
 
@@ -51,7 +52,7 @@ def _dumps(value: Any, **_: Any) -> str:
     # `event` first, then the schema's order: stable lines that diff and grep well.
     if "event" in value:
         value = {"event": value.pop("event"), **value}
-    return msgspec.json.encode(value).decode()
+    return encode_json(value).decode()
 
 
 class MemorySink:

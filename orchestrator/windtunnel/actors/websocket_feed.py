@@ -14,6 +14,7 @@ import msgspec
 import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
+from ..canonical import encode_json
 from .events import make_event
 
 __all__ = ["WebSocketFeed"]
@@ -102,7 +103,7 @@ class WebSocketFeed:
     def publish(self, event: dict[str, Any]) -> None:
         if not self._subscribers:
             return
-        payload = msgspec.json.encode(event)
+        payload = encode_json(event)
         for subscriber in self._subscribers:
             subscriber.offer(payload)
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import msgspec
 
+from ..canonical import scrub_surrogates
 from ..errors import InputError
 from .html_report import render_report
 from .junit import render_junit
@@ -127,7 +128,14 @@ class RunWriter:
         """
         path = self.trace_path(trace.unit_id)
         trace.trace_file = trace_relpath(trace.unit_id)
-        full = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
+        try:
+            body = _encoder.encode(trace)
+        except UnicodeEncodeError:
+            # Lone surrogates (an agent's `surrogateescape` text) cannot be UTF-8: keep the unit,
+            # with U+FFFD in their place, in the files and in the reports built from `traces`.
+            trace = msgspec.convert(scrub_surrogates(msgspec.to_builtins(trace)), Trace)
+            body = _encoder.encode(trace)
+        full = msgspec.json.format(body, indent=2) + b"\n"
         _write_or_fail(path, lambda: atomic_write(path, full))
         row = msgspec.structs.replace(trace, mcp_calls=[])
         line = _encoder.encode(row) + b"\n"
