@@ -156,3 +156,30 @@ async def test_events_are_neither_lost_nor_duplicated_across_servers(tmp_path: P
     assert sum(e["event"] == "universe_divergence" for e in lines) == 80
     assert [e["seq"] for e in lines] == list(range(1, len(lines) + 1))
     assert lines == memory.events
+
+
+async def test_json_lines_keep_every_event_whatever_the_log_level() -> None:
+    """An application that filters its structlog output to warnings still gets every event in
+    its JSON lines sink (the sink used to inherit the global level filter and drop info)."""
+    import logging
+
+    import structlog
+
+    structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.WARNING))
+    lines = io.StringIO()
+    memory = MemorySink()
+    with trio.fail_after(30):
+        async with open_fleet(sinks=[JsonLinesSink(lines), memory], call_events=True) as fleet:
+            async with fleet.scenario("s", {"crm": RecordedMCPServer(COMPAT_UNIVERSE)}) as run:
+                async with mcp.Client(run.urls["crm"]) as client:
+                    await client.call_tool("motd", {})
+    assert json_lines(lines) == memory.events
+    assert [e["event"] for e in memory.events] == [
+        "fleet_started",
+        "scenario_started",
+        "server_started",
+        "tool_call",
+        "server_stopped",
+        "scenario_finished",
+        "fleet_stopped",
+    ]

@@ -409,3 +409,22 @@ async def test_sigkill_keeps_every_reported_unit_and_resume_finishes_the_rest(
     assert outcome(run_dir) == outcome(tmp_path / "straight")
     assert len(outcome(run_dir)) == 12
     assert len((run_dir / "results.jsonl").read_bytes().splitlines()) == 12
+
+
+async def test_python_agent_error_inside_its_own_nursery_is_named(tmp_path: Path) -> None:
+    """An exception raised inside the agent's MCP session (a task group) is reported as itself,
+    not as `ExceptionGroup: ... (1 sub-exception)`."""
+    from windtunnel.agents import AgentContext, AgentError, PythonAgent
+
+    async def agent(ctx: AgentContext) -> str:
+        async with mcp.Client(ctx.servers["crm"]) as client:
+            await client.call_tool("motd", {})
+            raise RuntimeError("injected crash")
+
+    with trio.fail_after(30):
+        async with open_fleet() as fleet:
+            async with fleet.scenario("s", {"crm": RecordedMCPServer(COMPAT_UNIVERSE)}) as run:
+                ctx = AgentContext(scenario="s", task="t", servers=dict(run.urls), workdir=tmp_path)
+                with pytest.raises(AgentError) as info:
+                    await PythonAgent(agent, flavor="trio").run(ctx)
+    assert str(info.value) == "agent raised RuntimeError: injected crash"

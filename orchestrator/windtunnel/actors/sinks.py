@@ -32,6 +32,8 @@ class JsonLinesSink:
         self._logger = structlog.wrap_logger(
             structlog.PrintLogger(stream),
             processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
+            # Its own wrapper: a level filter configured for the app's logs must not drop events.
+            wrapper_class=structlog.BoundLogger,
         )
 
     def publish(self, event: dict[str, Any]) -> None:
