@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import httpx2
 import trio
@@ -41,7 +42,7 @@ async def test_agent_output_with_lone_surrogates_is_written_not_fatal(tmp_path: 
 async def test_call_args_with_lone_surrogates_reach_every_sink() -> None:
     """A 2026-07-28 call whose JSON escapes a lone surrogate is answered, logged, and written
     to JSON lines with U+FFFD; the router and the server keep going."""
-    body = {
+    body: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",

@@ -8,6 +8,7 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import mcp
 import pytest
@@ -111,12 +112,12 @@ async def test_feed_closes_an_oversized_message_and_keeps_serving() -> None:
     assert names == ["scenario_started", "server_started"]
 
 
-def code_like_universe(canary: Path) -> dict[str, object]:
+def code_like_universe(canary: Path) -> dict[str, Any]:
     doc = base_universe()
     trap = CANARY_CODE.format(path=str(canary))
-    doc["tools"][0]["description"] = trap  # type: ignore[index]
-    doc["tools"][0]["input_schema"] = {"type": "object", "default": trap, "$ref": "wt_canary:run"}  # type: ignore[index]
-    doc["recordings"][0]["result"] = {"eval": trap, "callable": "wt_canary:run", "__reduce__": trap}  # type: ignore[index]
+    doc["tools"][0]["description"] = trap
+    doc["tools"][0]["input_schema"] = {"type": "object", "default": trap, "$ref": "wt_canary:run"}
+    doc["recordings"][0]["result"] = {"eval": trap, "callable": "wt_canary:run", "__reduce__": trap}
     doc["meta"] = {"synthesize": "wt_canary:run", "hook": trap, "module": "wt_canary"}
     return doc
 
@@ -144,7 +145,7 @@ async def test_a_universe_never_runs_or_imports_code(
                 made = await client.call_tool("make", {"q": CANARY_CODE.format(path=str(canary))})
             await server.stop()
     assert tools.tools[0].description == CANARY_CODE.format(path=str(canary))
-    assert hit.structured_content == code_like_universe(canary)["recordings"][0]["result"]  # type: ignore[index]
+    assert hit.structured_content == code_like_universe(canary)["recordings"][0]["result"]
     assert made.structured_content == {"from": "the user"}
     assert not canary.exists()
     assert "wt_canary" not in sys.modules
@@ -153,7 +154,7 @@ async def test_a_universe_never_runs_or_imports_code(
 def code_like_pack(root: Path, canary: Path) -> Path:
     trap = json.dumps(CANARY_CODE.format(path=str(canary)))
     universe = base_universe()
-    universe["matching"]["per_tool_on_miss"] = {"pages": "empty"}  # type: ignore[index]
+    universe["matching"]["per_tool_on_miss"] = {"pages": "empty"}
     (root / "crm.universe.json").write_text(json.dumps(universe))
     (root / "evil_agent.py").write_text(
         f"import pathlib\npathlib.Path({str(canary)!r}).write_text('imported')\n"
