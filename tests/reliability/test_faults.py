@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -428,3 +429,64 @@ async def test_python_agent_error_inside_its_own_nursery_is_named(tmp_path: Path
                 with pytest.raises(AgentError) as info:
                     await PythonAgent(agent, flavor="trio").run(ctx)
     assert str(info.value) == "agent raised RuntimeError: injected crash"
+
+
+def _fd_limit(limit: int) -> Callable[[], None]:
+    def set_limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (limit, limit))
+
+    return set_limit
+
+
+async def test_running_out_of_file_descriptors_is_a_clear_error(tmp_path: Path) -> None:
+    """With 80 file descriptors for 32 two-upstream runs in flight, units fail with the
+    unwrapped cause and the run stops with a hint (exit 2); results.jsonl stays valid."""
+    (tmp_path / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
+    scenarios = "".join(
+        f'[[scenario]]\nname = "s{i:03d}"\ntask = "t"\n'
+        'upstreams = { crm = "crm.universe.json", b = "crm.universe.json" }\n'
+        '[[scenario.plan]]\nupstream = "crm"\ntool = "motd"\n'
+        '[[scenario.plan]]\nupstream = "b"\ntool = "motd"\n'
+        for i in range(100)
+    )
+    (tmp_path / "pack.toml").write_text(f'[pack]\nname = "fd"\nconcurrency = 32\n{scenarios}')
+    run_dir = tmp_path / "run"
+    with trio.fail_after(60):
+        done = await trio.run_process(
+            [*WT, "run", str(tmp_path / "pack.toml"), "-o", str(run_dir), "--progress", "plain"],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            preexec_fn=_fd_limit(80),
+        )
+    err = done.stderr.decode()
+    assert done.returncode == 2, err[-2000:]
+    assert err.splitlines()[-1].startswith(f"wt: error: {run_dir / 'traces'}")
+    assert err.splitlines()[-1].endswith(
+        "cannot write: Too many open files; raise the open-file limit (ulimit -n) or lower --concurrency"
+    )
+    assert "ExceptionGroup" not in err
+    rows = read_results(run_dir, with_calls=False)
+    assert len((run_dir / "results.jsonl").read_bytes().splitlines()) == len(rows) < 100
+    assert all(r.error is None or not r.error.startswith("unexpected ExceptionGroup") for r in rows)
+
+
+async def test_unit_errors_from_inside_task_groups_are_unwrapped() -> None:
+    """An agent adapter failing inside a task group is reported by its cause."""
+    from windtunnel.agents import AgentContext, AgentResult
+    from windtunnel.api import Scenario
+    from windtunnel.runner.execute import run_unit
+    from windtunnel.runner.units import WorkUnit
+
+    class Failing:
+        name = "failing"
+
+        async def run(self, ctx: AgentContext) -> AgentResult:
+            raise ExceptionGroup("group", [OSError(24, "Too many open files")])
+
+    scenario = Scenario(name="s", task="t", upstreams={"crm": COMPAT_UNIVERSE})
+    with trio.fail_after(30):
+        async with open_fleet() as fleet:
+            servers = {"crm": RecordedMCPServer(COMPAT_UNIVERSE)}
+            trace = await run_unit(WorkUnit(scenario, 0), fleet, servers=servers, agent=Failing())
+    assert trace.error == "unexpected OSError: [Errno 24] Too many open files"

@@ -13,6 +13,7 @@ a crash can at worst leave an unterminated last line, which readers skip and wri
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 from collections.abc import Callable, Iterable
@@ -169,7 +170,12 @@ def _write_or_fail(path: Path, write: Callable[[], None]) -> None:
     try:
         write()
     except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", file=os.fspath(path)) from None
+        hint = ""
+        if exc.errno == errno.EMFILE:
+            hint = "; raise the open-file limit (ulimit -n) or lower --concurrency"
+        raise InputError(
+            f"cannot write: {exc.strerror or exc}{hint}", file=os.fspath(path)
+        ) from None
 
 
 def _load_trace_file(run_dir: Path, row: Trace) -> Trace:
