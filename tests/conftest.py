@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import logging
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -28,6 +26,13 @@ def universe_doc(
     return doc
 
 
+@pytest.fixture(autouse=True)
+def _fresh_logging() -> Iterator[None]:
+    """Tests that run the CLI in process configure structlog; undo it after each test."""
+    yield
+    structlog.reset_defaults()
+
+
 @pytest.fixture
 def write_universe_file(tmp_path: Path) -> UniverseFactory:
     """Write a universe document (dict or raw text) to a fresh file and return its path."""
@@ -44,18 +49,3 @@ def write_universe_file(tmp_path: Path) -> UniverseFactory:
         return path
 
     return write
-
-
-@pytest.fixture(autouse=True)
-def _reset_logging() -> Iterator[None]:
-    """Commands run in process configure structlog onto pytest's captured stderr, which is
-    closed after their test: later tests must not log into a closed stream."""
-    yield
-    structlog.reset_defaults()
-    root = logging.getLogger()
-    for handler in list(root.handlers):
-        if type(handler) is logging.StreamHandler and handler.stream not in (
-            sys.stderr,
-            sys.__stderr__,
-        ):
-            root.removeHandler(handler)

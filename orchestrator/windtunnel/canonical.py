@@ -17,6 +17,7 @@ import msgspec
 
 __all__ = [
     "CanonicalKey",
+    "args_key",
     "canonical_json",
     "canonical_key",
     "encode_json",
@@ -47,6 +48,22 @@ def canonical_key(value: Any) -> CanonicalKey:
     if isinstance(value, str):
         return str(value)
     return value
+
+
+def args_key(args: dict[str, Any]) -> CanonicalKey:
+    """`canonical_key(args)` for an args object, with scalar values handled inline.
+
+    Flat calls are the common case: one sort instead of one recursive call per value.
+    """
+    items = []
+    for key, value in args.items():
+        cls = value.__class__
+        if cls is str or cls is int or cls is float or value is None:
+            items.append((key, value))
+        else:
+            items.append((key, canonical_key(value)))
+    items.sort()  # keys are distinct strings: the sort never compares values
+    return ("o", tuple(items))
 
 
 def _plain(value: Any) -> Any:

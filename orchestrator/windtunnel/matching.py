@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
-from itertools import chain
+from itertools import chain, combinations, islice
 from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from .canonical import CanonicalKey, canonical_key
+from ._gc import paused_gc
+from .canonical import CanonicalKey, args_key, canonical_key
 from .universe import MissPolicy, Universe, UniverseTool
 
 __all__ = [
@@ -31,6 +32,10 @@ Tier: TypeAlias = Literal["exact", "keyed"]
 MissReason: TypeAlias = Literal["no_recorded_result", "sequence_exhausted", "unknown_tool"]
 
 _ABSENT: Final = ("absent",)
+# Posting lists longer than this also get a set, for C-speed membership in `nearest`.
+_SET_AT: Final = 32
+# Beyond this many shared pairs, trying subsets costs more than counting postings.
+_MAX_SUBSET_PAIRS: Final = 6
 
 
 class Nearest(msgspec.Struct, frozen=True):
@@ -59,13 +64,14 @@ class Miss(msgspec.Struct, frozen=True):
 
 
 class _ToolIndex:
-    __slots__ = ("arg_keys", "first", "keyed", "pairs", "recordings", "tool")
+    __slots__ = ("arg_keys", "first", "keyed", "pair_sets", "pairs", "recordings", "tool")
 
     def __init__(self, tool: UniverseTool, arg_keys: list[str] | None) -> None:
         self.tool = tool
         self.arg_keys = tuple(arg_keys) if arg_keys else None
         self.keyed: dict[CanonicalKey, list[int]] = {}
         self.pairs: dict[tuple[str, CanonicalKey], list[int]] = {}
+        self.pair_sets: dict[tuple[str, CanonicalKey], set[int]] = {}
         self.recordings: list[int] = []
         self.first: int | None = None
 
@@ -78,6 +84,10 @@ class UniverseIndex:
     """Lookup tables over a universe's recordings; build once, share freely."""
 
     def __init__(self, universe: Universe) -> None:
+        with paused_gc():
+            self._build(universe)
+
+    def _build(self, universe: Universe) -> None:
         self.universe = universe
         self._tools: dict[str, _ToolIndex] = {
             t.name: _ToolIndex(t, universe.matching.arg_keys.get(t.name)) for t in universe.tools
@@ -97,6 +107,16 @@ class UniverseIndex:
             tindex.recordings.append(i)
             if tindex.first is None:
                 tindex.first = i
+        for tindex in self._tools.values():
+            tindex.pair_sets = {
+                pair: set(postings)
+                for pair, postings in tindex.pairs.items()
+                if len(postings) > _SET_AT
+            }
+        # The hit a stateless exact lookup returns, built once.
+        self._exact_hit = {
+            key: Hit(tier="exact", index=found[0]) for key, found in self._exact.items()
+        }
 
     def tool(self, name: str) -> UniverseTool | None:
         tindex = self._tools.get(name)
@@ -109,7 +129,7 @@ class UniverseIndex:
     def candidates(self, tool_name: str, args: dict[str, Any]) -> tuple[list[int], list[int]]:
         """Recording indices that match exactly, and those that match on `arg_keys` (file order)."""
         tindex = self._tools[tool_name]
-        exact = self._exact.get((tool_name, canonical_key(args)), [])
+        exact = self._exact.get((tool_name, args_key(args)), [])
         keyed = tindex.keyed.get(tindex.keyed_key(args), []) if tindex.arg_keys else []
         return exact, keyed
 
@@ -119,12 +139,19 @@ class UniverseIndex:
     def nearest(self, tool_name: str, args: dict[str, Any], *, limit: int = 1) -> list[Nearest]:
         """Recordings of the tool sharing the most (key, value) pairs with `args`; ties earliest.
 
-        Cost is the total length of the posting lists of the call's pairs, not the number of
-        recordings, so a miss on a 100,000-recording tool stays well under a millisecond.
+        The replay path (`limit=1`) looks for the earliest recording sharing all of the call's
+        known pairs, then all but one, and so on, by intersecting posting sets: its cost depends
+        on the call's pairs, not on the number of recordings. Longer rankings (`wt explain`) count
+        postings instead.
         """
         tindex = self._tools[tool_name]
         if tindex.first is None:
             return []
+        if limit == 1:
+            best = self._best_by_subsets(tindex, args)
+            if best is not None:
+                index, shared = best
+                return [self._describe(index, shared, args)]
         postings = [tindex.pairs.get((k, canonical_key(v)), ()) for k, v in args.items()]
         counts = Counter(chain.from_iterable(postings))
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))[:limit]
@@ -136,6 +163,31 @@ class UniverseIndex:
                 if index not in seen:
                     ranked.append((index, 0))
         return [self._describe(index, shared, args) for index, shared in ranked]
+
+    @staticmethod
+    def _best_by_subsets(tindex: _ToolIndex, args: dict[str, Any]) -> tuple[int, int] | None:
+        """(index, shared) of the best recording, or None when counting is cheaper."""
+        found: list[tuple[list[int], set[int] | None]] = []
+        for key, value in args.items():
+            pair = (key, canonical_key(value))
+            postings = tindex.pairs.get(pair)
+            if postings:
+                found.append((postings, tindex.pair_sets.get(pair)))
+        if len(found) > _MAX_SUBSET_PAIRS:
+            return None
+        found.sort(key=lambda entry: len(entry[0]))
+        # The largest subset of pairs that some recording shares in full decides `shared`; the
+        # earliest recording over all subsets of that size wins.
+        for size in range(len(found), 0, -1):
+            best: int | None = None
+            for subset in combinations(found, size):
+                index = _earliest_common([s[0] for s in subset], [s[1] for s in subset])
+                if index is not None and (best is None or index < best):
+                    best = index
+            if best is not None:
+                return best, size
+        assert tindex.first is not None
+        return tindex.first, 0
 
     def _describe(self, index: int, shared: int, args: dict[str, Any]) -> Nearest:
         recorded = self.universe.recordings[index].args
@@ -155,22 +207,48 @@ class UniverseIndex:
         tindex = self._tools.get(tool_name)
         if tindex is None:
             return Miss(reason="unknown_tool", policy="fail_call")
-        exact, keyed = self.candidates(tool_name, args)
-        if tindex.tool.mode == "sequence":
-            if state is None:
-                raise ValueError("sequence-mode tools need a SequenceState")
-            hit = state.consume(exact, keyed)
+        if tindex.tool.mode != "sequence":
+            # Stateless: stop at the first tier that answers.
+            hit = self._exact_hit.get((tool_name, args_key(args)))
             if hit is not None:
                 return hit
-            reason: MissReason = "sequence_exhausted" if exact or keyed else "no_recorded_result"
-            return Miss(reason=reason, policy=self.universe.matching.policy_for(tool_name))
-        if exact:
-            return Hit(tier="exact", index=exact[0])
-        if keyed:
-            return Hit(tier="keyed", index=keyed[0])
-        return Miss(
-            reason="no_recorded_result", policy=self.universe.matching.policy_for(tool_name)
-        )
+            if tindex.arg_keys is not None:
+                keyed_hits = tindex.keyed.get(tindex.keyed_key(args))
+                if keyed_hits:
+                    return Hit(tier="keyed", index=keyed_hits[0])
+            return Miss(
+                reason="no_recorded_result", policy=self.universe.matching.policy_for(tool_name)
+            )
+        exact, keyed = self.candidates(tool_name, args)
+        if state is None:
+            raise ValueError("sequence-mode tools need a SequenceState")
+        hit = state.consume(exact, keyed)
+        if hit is not None:
+            return hit
+        reason: MissReason = "sequence_exhausted" if exact or keyed else "no_recorded_result"
+        return Miss(reason=reason, policy=self.universe.matching.policy_for(tool_name))
+
+
+def _earliest_common(lists: list[list[int]], sets: list[set[int] | None]) -> int | None:
+    """The smallest index present in every list (each sorted ascending; shortest first)."""
+    first, rest_sets = lists[0], sets[1:]
+    if not rest_sets:
+        return first[0]
+    rest_lists = lists[1:]
+    # Walk the head of the shortest list: the earliest common index is usually near the front.
+    for x in islice(first, _SET_AT):
+        for other, other_set in zip(rest_lists, rest_sets, strict=True):
+            if x not in (other_set if other_set is not None else other):
+                break
+        else:
+            return x
+    if len(first) <= _SET_AT:
+        return None
+    # The shortest list is long, so every list has a set: intersect in C.
+    first_set = sets[0]
+    assert first_set is not None
+    common = first_set.intersection(*[s for s in rest_sets if s is not None])
+    return min(common) if common else None
 
 
 class SequenceState:

@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from ._gc import paused_gc
 from .errors import UniverseError
 
 __all__ = [
@@ -131,7 +132,8 @@ def _split_msgspec_error(exc: msgspec.MsgspecError, data: bytes | str) -> tuple[
 def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
     """Decode and validate universe JSON; any problem is a `UniverseError` naming file and path."""
     try:
-        universe = _decoder.decode(data)
+        with paused_gc():
+            universe = _decoder.decode(data)
     except msgspec.DecodeError as exc:
         _raise_version_error(data, file)
         message, path = _split_msgspec_error(exc, data)

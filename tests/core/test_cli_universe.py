@@ -119,3 +119,25 @@ def test_usage_error_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as info:
         main(["explain"])
     assert info.value.code == 2
+
+
+def test_validate_warns_about_secrets_without_failing(
+    write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Values that look like secrets or personal data are named by JSON path; exit stays 0."""
+    doc = universe_doc(
+        [{"name": "a"}],
+        [
+            {
+                "tool_name": "a",
+                "args": {"q": "dana@harborfresh.io"},
+                "result": {"token": "Bearer abcdefghijklmnop", "contact": "ops@bluewing.example"},
+            }
+        ],
+    )
+    path = write_universe_file(doc)
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        f"{path}: warning: $.recordings[0].args.q looks like an email address; redact it",
+        f"{path}: warning: $.recordings[0].result.token looks like a bearer token; redact it",
+    ]

@@ -340,3 +340,67 @@ def test_recorded_tool_error_result_sets_error_flag(write_universe_file: Univers
     assert server.call_tool("client_lookup", {"query": "x"}) == recorded
     call = server.call_log()[0]
     assert call.is_error is True and call.divergence is None
+
+
+def brute_force_nearest(recordings: list[dict[str, Any]], args: dict[str, Any]) -> tuple[int, int]:
+    """(index, shared) by counting every recording: the definition `nearest` must match."""
+    from windtunnel.canonical import canonical_key
+
+    def shared(recorded: dict[str, Any]) -> int:
+        return sum(
+            1
+            for k, v in args.items()
+            if k in recorded and canonical_key(recorded[k]) == canonical_key(v)
+        )
+
+    counts = [shared(r["args"]) for r in recordings]
+    best = max(counts)
+    return counts.index(best), best
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+small_args = st.dictionaries(
+    st.sampled_from(["a", "b", "c", "d"]),
+    st.sampled_from([0, 1, 1.0, True, "x", "y", None]),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(small_args, min_size=1, max_size=80), small_args)
+def test_nearest_equals_brute_force(recorded: list[dict[str, Any]], call: dict[str, Any]) -> None:
+    """The indexed nearest (subset search and counting) agrees with counting every recording."""
+    from windtunnel.matching import UniverseIndex
+    from windtunnel.universe import decode_universe
+
+    recordings = [{"tool_name": "t", "args": a, "result": i} for i, a in enumerate(recorded)]
+    import json
+
+    universe = decode_universe(json.dumps(universe_doc([{"name": "t"}], recordings)))
+    index = UniverseIndex(universe)
+    (near,) = index.nearest("t", call)
+    assert (near.index, near.shared) == brute_force_nearest(recordings, call)
+    ranked = index.nearest("t", call, limit=3)
+    assert (ranked[0].index, ranked[0].shared) == (near.index, near.shared)
+
+
+def test_nearest_with_many_shared_pairs_counts_postings(
+    write_universe_file: UniverseFactory,
+) -> None:
+    """Past six shared pairs the subset search gives way to counting, with the same answer."""
+    wide = {f"k{i}": i for i in range(8)}
+    recordings = [
+        {"tool_name": "t", "args": {**wide, "k0": -1}, "result": 0},
+        {"tool_name": "t", "args": {**wide, "k7": -1}, "result": 1},
+    ]
+    server = RecordedMCPServer(
+        write_universe_file(universe_doc([{"name": "t"}], recordings, {"on_miss": "nearest"}))
+    )
+    assert server.call_tool("t", {**wide, "k0": 99, "k7": 99}) == 0
+    assert server.call_log()[0].divergence["nearest"] == {  # type: ignore[index]
+        "index": 0,
+        "shared": 6,
+        "differing_keys": ["k0", "k7"],
+    }

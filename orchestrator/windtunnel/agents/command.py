@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Literal
 
 import trio
@@ -29,7 +30,6 @@ PLACEHOLDERS = (
 MAX_STDOUT = 4 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
 KILL_GRACE_S = 2.0
-GROUP_POLL_S = 0.01
 
 
 class CommandAgent:
@@ -119,7 +119,7 @@ class CommandAgent:
                 await process.wait()
         finally:
             # Also after a normal exit: whatever the agent left running in its group is a leak.
-            if process.returncode is None or _group_alive(process.pid):
+            if process.returncode is None or _group_running(process.pid):
                 with trio.CancelScope(shield=True):
                     await _kill_group(process)
         err_text = stderr.decode(errors="replace")
@@ -140,38 +140,34 @@ class CommandAgent:
                     await process.stdin.send_all(task.encode())
 
 
-def _group_alive(pgid: int) -> bool:
-    """Whether a process of the group is still running (zombies awaiting their reaper are not)."""
-    try:
-        os.killpg(pgid, 0)
-    except (ProcessLookupError, PermissionError):
-        return False
-    try:
-        entries = [e.name for e in os.scandir("/proc") if e.name.isdigit()]
-    except OSError:
-        return True  # no /proc: count zombies as alive, the grace period bounds the wait
-    for pid in entries:
-        try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
-        except OSError:
-            continue  # gone meanwhile
-        if int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
-
-
 async def _kill_group(process: trio.Process) -> None:
-    """SIGTERM the whole process group, then SIGKILL after a grace period.
+    """SIGTERM the whole process group; SIGKILL what is left after a grace period.
 
-    The group, not only its leader, must be gone: a grandchild that ignores SIGTERM or exits
-    slowly outlives the leader, and would leak if we stopped waiting when the leader exited.
+    Returns once no member of the group is still running, so no agent child outlives its run.
     """
-    for sig, wait in ((signal.SIGTERM, KILL_GRACE_S), (signal.SIGKILL, KILL_GRACE_S)):
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, sig)
-        with trio.move_on_after(wait):
+        with trio.move_on_after(KILL_GRACE_S):
             await process.wait()
-            while _group_alive(process.pid):  # noqa: ASYNC110  # no event tells us
-                await trio.sleep(GROUP_POLL_S)
+            # Grandchildren are not ours to wait for: nothing signals their exit, so poll.
+            while _group_running(process.pid):  # noqa: ASYNC110
+                await trio.sleep(0.01)
             return
+
+
+def _group_running(pgid: int) -> bool:
+    """Any process of group `pgid` not yet dead (zombies waiting to be reaped count as dead)."""
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return False
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            return True
+    return False

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
-from . import run_command, serve_command, universe_commands, watch_command
+from . import import_command, run_command, serve_command, universe_commands, watch_command
 
 Register = Callable[["argparse._SubParsersAction[argparse.ArgumentParser]"], None]
 
@@ -15,4 +15,5 @@ REGISTRY: list[Register] = [
     serve_command.register_serve,
     watch_command.register_watch,
     run_command.register_run,
+    import_command.register_import,
 ]

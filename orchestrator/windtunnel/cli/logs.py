@@ -13,11 +13,25 @@ __all__ = ["LogFormat", "configure_logging"]
 LogFormat = Literal["auto", "json", "console"]
 
 
+class _CurrentStderr:
+    """Writes to whatever `sys.stderr` is at the time of writing (it may be swapped later)."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+    def isatty(self) -> bool:
+        return sys.stderr.isatty()
+
+
 def configure_logging(
     *, fmt: LogFormat = "auto", stream: TextIO | None = None, level: int = logging.INFO
 ) -> None:
-    """Configure structlog once: ISO timestamps, level names, one line per event."""
-    out = stream if stream is not None else sys.stderr
+    """Configure structlog once: ISO timestamps, level names, one line per event (stderr by
+    default, looked up at each write)."""
+    out: TextIO = stream if stream is not None else _CurrentStderr()  # type: ignore[assignment]
     if fmt == "auto":
         fmt = "console" if out.isatty() else "json"
     renderer: structlog.types.Processor = (

@@ -72,7 +72,7 @@ def _agent(args: argparse.Namespace) -> AgentSpec | None:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    configure_logging(stream=sys.stderr)
+    configure_logging()
     pack = load_pack(args.pack)
     run_dir = Path(args.output or f"runs/{pack.name}-{time.strftime('%Y%m%d-%H%M%S')}")
     options = PackRunOptions(

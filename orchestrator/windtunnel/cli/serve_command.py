@@ -91,7 +91,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
     # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
-    configure_logging(fmt=args.log_format, stream=sys.stderr)
+    configure_logging(fmt=args.log_format)
     servers = {name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs}
     if args.stdio:
         trio.run(next(iter(servers.values())).serve_stdio)

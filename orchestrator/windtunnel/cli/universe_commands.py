@@ -10,9 +10,20 @@ import msgspec
 
 from ..errors import ConfigError, UniverseError
 from ..explain import explain_call, render_explanation
+from ..importing.secrets import scan_secrets
 from ..universe import load_universe
 
 __all__ = ["register_explain", "register_validate"]
+
+_KIND_TEXT = {
+    "private_key": "a private key",
+    "bearer_token": "a bearer token",
+    "api_key": "an API key",
+    "jwt": "a JSON Web Token",
+    "email": "an email address",
+    "phone": "a phone number",
+    "credential_field": "a credential",
+}
 
 
 def register_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,6 +44,10 @@ def run_validate(args: argparse.Namespace) -> int:
         tools = len(universe.tools)
         recordings = len(universe.recordings)
         print(f"{file}: ok ({tools} tools, {recordings} recordings)")
+        for path, kind in scan_secrets(
+            msgspec.to_builtins(universe.recordings), root="$.recordings"
+        ):
+            print(f"{file}: warning: {path} looks like {_KIND_TEXT.get(kind, kind)}; redact it")
         needs_hook = universe.uses_synthesize()
         if needs_hook:
             print(

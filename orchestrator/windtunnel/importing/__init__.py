@@ -1,0 +1,49 @@
+"""`wt import`: production traces → Contract A → universe fixtures, a pack and a scorer stub.
+
+The data flows through the modules in this order:
+
+- `document` reads a file into JSON values (one document, or JSON lines) and `sniff` picks the
+  adapter (`--format` forces one);
+- one adapter per format fills a `builder.TraceBuilder`: `mcp_jsonrpc`, `otlp`, `anthropic`,
+  `openai_chat`, `openai_responses`, `claude_code` (with `normalize` for arguments, results and
+  times, `shape` for typed access to untrusted JSON);
+- the builder finishes an `envelope.Envelope` (Contract A), inferring missing schemas
+  (`inference`) and deriving its warnings (`diagnostics`, with `secrets.scan_secrets`);
+- `fixture` turns the envelope into universes and `skeleton` into the pack TOML with its scorer
+  stub (`toml_text` writes the values); `importer` ties it together for the CLI;
+- `export.export_jsonrpc_log` writes any call log as an MCP JSON-RPC log that imports back.
+"""
+
+from __future__ import annotations
+
+from .envelope import (
+    CONTRACT,
+    CONTRACT_VERSION,
+    Envelope,
+    decode_envelope,
+    encode_envelope,
+    read_envelope,
+)
+from .export import export_jsonrpc_log
+from .fixture import plan_fixtures
+from .importer import ImportOutput, import_bytes, import_trace, write_import
+from .secrets import scan_secrets
+from .sniff import FORMATS, sniff_format
+
+__all__ = [
+    "CONTRACT",
+    "CONTRACT_VERSION",
+    "FORMATS",
+    "Envelope",
+    "ImportOutput",
+    "decode_envelope",
+    "encode_envelope",
+    "export_jsonrpc_log",
+    "import_bytes",
+    "import_trace",
+    "plan_fixtures",
+    "read_envelope",
+    "scan_secrets",
+    "sniff_format",
+    "write_import",
+]

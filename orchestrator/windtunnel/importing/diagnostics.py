@@ -1,0 +1,157 @@
+"""Warnings that follow from an envelope's content alone: damaged, suspect or unreplayable calls,
+inferred schemas, unnamed upstreams, a missing task, and values that look like secrets.
+
+They are recomputed whenever an envelope is built or re-read, so they never drift from the data.
+"""
+
+from __future__ import annotations
+
+from .envelope import ALWAYS_OUT, SUSPECT_FLAGS, Call, Envelope, TraceWarning
+from .secrets import scan_secrets
+
+__all__ = ["COMPUTED_CODES", "computed_warnings"]
+
+_FLAG_WARNINGS: dict[str, str] = {
+    "args_truncated": "arguments look truncated",
+    "args_unparseable": "arguments are not valid JSON",
+    "args_wrapped": 'arguments were not an object; wrapped as {"input": ...}',
+    "result_truncated": "result looks truncated",
+    "result_unparseable": "result could not be read",
+    "tool_not_advertised": "the tool is not in the tool list the trace advertised",
+}
+
+
+COMPUTED_CODES: frozenset[str] = frozenset(
+    {
+        *_FLAG_WARNINGS,
+        "task_missing",
+        "upstream_unnamed",
+        "schema_inferred",
+        "builtin_tool",
+        "no_result",
+        "not_replayable",
+        "result_model_view",
+        "secret_suspected",
+    }
+)
+
+
+def _label(call: Call) -> str:
+    return f"call {call.seq} ({call.upstream}.{call.tool})"
+
+
+def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
+    """The warnings that follow from the envelope's content alone, in a fixed order."""
+    warnings: list[TraceWarning] = []
+    if not envelope.task.prompt:
+        warnings.append(
+            TraceWarning(
+                code="task_missing",
+                message="the trace does not say what the agent was asked; pass --task",
+                path="$.task.prompt",
+            )
+        )
+    for i, upstream in enumerate(envelope.upstreams):
+        if upstream.identity.source == "fallback":
+            warnings.append(
+                TraceWarning(
+                    code="upstream_unnamed",
+                    message=f"the trace does not name this upstream; calling it {upstream.id!r}",
+                    path=f"$.upstreams[{i}].id",
+                )
+            )
+        for j, tool in enumerate(upstream.tools):
+            if tool.schema_source == "inferred" and upstream.kind != "builtin":
+                samples = tool.input_schema.get("x-wt-inferred", {}).get("samples", 0)
+                warnings.append(
+                    TraceWarning(
+                        code="schema_inferred",
+                        message=f"{upstream.id}.{tool.name}: no input schema in the trace; "
+                        f"inferred from {samples} call(s)",
+                        path=f"$.upstreams[{i}].tools[{j}].input_schema",
+                    )
+                )
+    builtin = {up.id for up in envelope.upstreams if up.kind == "builtin"}
+    model_view: list[str] = []
+    for call in envelope.calls:
+        where = f"$.calls[{call.seq}]"
+        if call.upstream in builtin:
+            warnings.append(
+                TraceWarning(
+                    code="builtin_tool",
+                    message=f"{_label(call)}: a built-in tool of the agent, not an MCP upstream; "
+                    "kept in the envelope, never served",
+                    path=where,
+                )
+            )
+            continue
+        for flag in call.flags:
+            if flag in _FLAG_WARNINGS:
+                suffix = ""
+                if flag in ALWAYS_OUT:
+                    suffix = "; kept out of the fixture"
+                elif flag in SUSPECT_FLAGS:
+                    suffix = "; kept out of the fixture unless --keep-suspect"
+                warnings.append(
+                    TraceWarning(
+                        code=flag,
+                        message=f"{_label(call)}: {_FLAG_WARNINGS[flag]}{suffix}",
+                        path=where,
+                    )
+                )
+        if "result_model_view" in call.flags:
+            model_view.append(str(call.seq))
+        if call.outcome == "unknown":
+            warnings.append(
+                TraceWarning(
+                    code="no_result",
+                    message=f"{_label(call)}: no result in the trace; kept out of the fixture",
+                    path=where,
+                )
+            )
+        elif call.outcome not in ("ok", "tool_error"):
+            warnings.append(
+                TraceWarning(
+                    code="not_replayable",
+                    message=f"{_label(call)}: outcome {call.outcome!r} has no tool result to "
+                    "replay; kept out of the fixture",
+                    path=where,
+                )
+            )
+    if model_view:
+        warnings.append(
+            TraceWarning(
+                code="result_model_view",
+                message="results of call(s) "
+                + ", ".join(model_view)
+                + " are the model's view (the transcript), not what the MCP server sent; "
+                "kept out of the fixture unless --keep-suspect",
+                path="$.calls",
+            )
+        )
+    for path, kind in _secret_findings(envelope):
+        warnings.append(
+            TraceWarning(
+                code="secret_suspected",
+                message=f"value looks like {kind.replace('_', ' ')}; redact it at the source "
+                "before committing",
+                path=path,
+            )
+        )
+    return warnings
+
+
+def _secret_findings(envelope: Envelope) -> list[tuple[str, str]]:
+    findings = scan_secrets(envelope.task.prompt, root="$.task.prompt")
+    if envelope.final_answer is not None:
+        findings += scan_secrets(envelope.final_answer.text, root="$.final_answer.text")
+    for call in envelope.calls:
+        findings += scan_secrets(call.args, root=f"$.calls[{call.seq}].args")
+        if call.result is not None:
+            findings += scan_secrets(
+                call.result.content, root=f"$.calls[{call.seq}].result.content"
+            )
+            findings += scan_secrets(
+                call.result.structured, root=f"$.calls[{call.seq}].result.structured"
+            )
+    return findings

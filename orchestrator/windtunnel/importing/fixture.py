@@ -1,0 +1,118 @@
+"""Contract A → universe fixtures, one per upstream.
+
+Only calls with a tool result (`ok` or `tool_error`) can be replayed. Suspect calls (truncated or
+unparseable values, model-view results, tools the trace never advertised) stay out unless
+`keep_suspect`; a tool the server did not advertise is not offered unless one of its calls is
+kept; built-in tools (kind `builtin`) are never served. A tool called twice with the same
+arguments but different results is recorded in `sequence` mode, so the replay answers in order.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from ..calls import MCPCall
+from ..canonical import canonical_key
+from ..freeze import freeze_universe
+from ..universe import Universe, UniverseTool
+from .envelope import ALWAYS_OUT, Call, Envelope
+
+__all__ = ["FixturePlan", "plan_fixtures", "recording_result"]
+
+
+class FixturePlan(msgspec.Struct):
+    """The universes to write (by upstream id), the calls they replay, and their file names."""
+
+    universes: dict[str, Universe]
+    files: dict[str, str]
+    calls: list[Call]
+    sequence_tools: list[str]
+
+
+def recording_result(call: Call) -> Any:
+    """The recorded result, as the MCP `CallToolResult` the server will serve verbatim."""
+    assert call.result is not None
+    result: dict[str, Any] = {"content": call.result.content}
+    if call.result.structured is not msgspec.UNSET:
+        result["structuredContent"] = call.result.structured
+    if call.outcome == "tool_error":
+        result["isError"] = True
+    return result
+
+
+def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool) -> bool:
+    upstream = envelope.upstream(call.upstream)
+    if upstream is None or upstream.kind == "builtin":
+        return False
+    if call.outcome not in ("ok", "tool_error") or call.result is None:
+        return False
+    if ALWAYS_OUT & set(call.flags):
+        return False
+    return keep_suspect or not call.suspect
+
+
+def _sequence_tools(calls: list[Call]) -> set[tuple[str, str]]:
+    seen: dict[tuple[str, str, Any], Any] = {}
+    stateful: set[tuple[str, str]] = set()
+    for call in calls:
+        key = (call.upstream, call.tool, canonical_key(call.args))
+        result = canonical_key(recording_result(call))
+        if key in seen and seen[key] != result:
+            stateful.add((call.upstream, call.tool))
+        seen.setdefault(key, result)
+    return stateful
+
+
+def plan_fixtures(envelope: Envelope, *, keep_suspect: bool = False) -> FixturePlan:
+    """Build (in memory) the universe of every served upstream."""
+    calls = [c for c in envelope.calls if replayable(envelope, c, keep_suspect=keep_suspect)]
+    stateful = _sequence_tools(calls)
+    served = [up for up in envelope.upstreams if up.kind != "builtin"]
+    universes: dict[str, Universe] = {}
+    for upstream in served:
+        replayed = {c.tool for c in calls if c.upstream == upstream.id}
+        unadvertised = {
+            c.tool
+            for c in envelope.calls
+            if c.upstream == upstream.id and "tool_not_advertised" in c.flags
+        }
+        tools = [
+            UniverseTool(
+                name=tool.name,
+                input_schema=tool.input_schema,
+                description=tool.description or "",
+                mode="sequence" if (upstream.id, tool.name) in stateful else "stateless",
+            )
+            for tool in upstream.tools
+            if tool.name in replayed or tool.name not in unadvertised
+        ]
+        log = [
+            MCPCall(tool_name=c.tool, args=c.args, result=recording_result(c), upstream=upstream.id)
+            for c in calls
+            if c.upstream == upstream.id
+        ]
+        meta = {
+            "imported_from": {
+                "format": envelope.trace.source.format,
+                "trace_id": envelope.trace.id,
+                "upstream": upstream.id,
+            }
+        }
+        universes[upstream.id] = freeze_universe(log, tools=tools, path=None, meta=meta)
+    if not universes:
+        meta = {
+            "imported_from": {"format": envelope.trace.source.format, "trace_id": envelope.trace.id}
+        }
+        universes["default"] = freeze_universe([], tools=[], path=None, meta=meta)
+    if len(universes) == 1:
+        files = {name: "fixture.universe.json" for name in universes}
+    else:
+        files = {name: f"{name}.universe.json" for name in universes}
+    return FixturePlan(
+        universes=universes,
+        files=files,
+        calls=calls,
+        sequence_tools=sorted(f"{up}.{tool}" for up, tool in stateful),
+    )

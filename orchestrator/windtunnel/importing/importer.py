@@ -1,0 +1,116 @@
+"""`import_trace` and `write_import`: a trace file in, an envelope and a runnable pack out."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import cast
+
+import msgspec
+
+from ..errors import TraceError
+from ..universe import encode_universe
+from .builder import TraceBuilder
+from .diagnostics import COMPUTED_CODES, computed_warnings
+from .document import parse_document
+from .envelope import Envelope, SourceFormat, TraceWarning, decode_envelope, encode_envelope
+from .fixture import FixturePlan, plan_fixtures
+from .skeleton import render_pack
+from .sniff import ADAPTERS, CONTRACT_A, FORMATS, sniff_format
+
+__all__ = ["ENVELOPE_FILE", "PACK_FILE", "ImportOutput", "import_trace", "write_import"]
+
+ENVELOPE_FILE = "trace.wtin.json"
+PACK_FILE = "scenario.toml"
+
+
+def import_trace(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    task: str | None = None,
+    upstream: str | None = None,
+) -> Envelope:
+    """Read a trace in any supported format (sniffed unless `format` is given) as Contract A.
+
+    `task` replaces the trace's task; `upstream` names the upstream the trace did not name.
+    """
+    file = os.fspath(path)
+    try:
+        data = Path(file).read_bytes()
+    except OSError as exc:
+        raise TraceError(f"cannot read: {exc.strerror or exc}", file=file) from None
+    return import_bytes(data, file=file, format=format, task=task, upstream=upstream)
+
+
+def import_bytes(
+    data: bytes,
+    *,
+    file: str,
+    format: str | None = None,
+    task: str | None = None,
+    upstream: str | None = None,
+) -> Envelope:
+    """`import_trace` on bytes already read (`file` names them in errors)."""
+    if format is not None and format not in FORMATS:
+        raise TraceError(f"unknown format {format!r}; one of: {', '.join(FORMATS)}", file=file)
+    doc = parse_document(data, file=file)
+    chosen = format or sniff_format(doc)
+    if chosen == CONTRACT_A:
+        envelope = decode_envelope(data, file=file)
+        if task is not None:
+            envelope.task.prompt = task
+        kept = [w for w in envelope.warnings if w.code not in COMPUTED_CODES]
+        envelope.warnings = kept + computed_warnings(envelope)
+        return envelope
+    # ADAPTERS is keyed by the adapters' own FORMAT literals.
+    builder = TraceBuilder(
+        cast(SourceFormat, chosen), file=os.path.basename(file), sha256=doc.sha256
+    )
+    ADAPTERS[chosen](doc, builder)
+    if task is not None:
+        builder.prompt = task
+    if upstream is not None and not builder.name_unnamed(upstream):
+        raise TraceError(
+            f"--upstream {upstream!r}: the trace has no unnamed upstream, or one of that name "
+            "already exists",
+            file=file,
+        )
+    return builder.build()
+
+
+class ImportOutput(msgspec.Struct):
+    """What `write_import` wrote: the files (relative to the output directory), in order."""
+
+    directory: str
+    files: list[str]
+    plan: FixturePlan
+    warnings: list[TraceWarning]
+
+
+def write_import(
+    envelope: Envelope,
+    directory: str | os.PathLike[str],
+    *,
+    name: str,
+    keep_suspect: bool = False,
+) -> ImportOutput:
+    """Write the envelope, one universe per upstream and the pack TOML into `directory`."""
+    out = Path(directory)
+    plan = plan_fixtures(envelope, keep_suspect=keep_suspect)
+    contents: dict[str, bytes] = {ENVELOPE_FILE: encode_envelope(envelope)}
+    for upstream_id, universe in plan.universes.items():
+        contents[plan.files[upstream_id]] = encode_universe(universe)
+    contents[PACK_FILE] = render_pack(envelope, plan, name=name).encode()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        for file_name, data in contents.items():
+            target = out / file_name
+            tmp = target.with_name(f".{file_name}.tmp")
+            tmp.write_bytes(data)
+            os.replace(tmp, target)
+    except OSError as exc:
+        raise TraceError(f"cannot write: {exc.strerror or exc}", file=os.fspath(out)) from None
+    return ImportOutput(
+        directory=os.fspath(out), files=list(contents), plan=plan, warnings=envelope.warnings
+    )

@@ -1,0 +1,70 @@
+"""`wt import` on the command line: what it writes and what it says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from samples import TRACES
+
+from windtunnel.cli.main import main
+
+
+def test_import_writes_the_files_and_reports_warnings(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 0; stdout lists the files, stderr one line per warning."""
+    trace = TRACES / "calendar.jsonl"
+    out = tmp_path / "out"
+    assert main(["import", str(trace), "-o", str(out), "--task", "Book a room."]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.splitlines() == [
+        f"{trace}: mcp-jsonrpc, 5 call(s), 3 in the fixture, 1 upstream(s)",
+        f"wrote {out / 'trace.wtin.json'}",
+        f"wrote {out / 'fixture.universe.json'}",
+        f"wrote {out / 'scenario.toml'}",
+    ]
+    assert captured.err.splitlines() == [
+        "warning: schema_inferred at $.upstreams[0].tools[0].input_schema: calendar.book_desk: "
+        "no input schema in the trace; inferred from 1 call(s)",
+        "warning: tool_not_advertised at $.calls[2]: call 2 (calendar.book_desk): the tool is "
+        "not in the tool list the trace advertised; kept out of the fixture unless --keep-suspect",
+        "warning: not_replayable at $.calls[2]: call 2 (calendar.book_desk): outcome "
+        "'protocol_error' has no tool result to replay; kept out of the fixture",
+        "warning: not_replayable at $.calls[4]: call 4 (calendar.find_slots): outcome "
+        "'cancelled' has no tool result to replay; kept out of the fixture",
+    ]
+
+
+def test_default_output_directory_is_named_after_the_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Without -o the files land in ./<trace name>.import."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["import", str(TRACES / "contract_a_minimal.wtin.json")]) == 0
+    assert sorted(p.name for p in (tmp_path / "contract_a_minimal.import").iterdir()) == [
+        "fixture.universe.json",
+        "scenario.toml",
+        "trace.wtin.json",
+    ]
+    assert capsys.readouterr().err == ""
+
+
+def test_sequence_mode_is_announced(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A tool answering the same arguments differently is reported as recorded in sequence mode."""
+    trace = TRACES / "multi_upstream.jsonl"
+    assert main(["import", str(trace), "-o", str(tmp_path), "--task", "t"]) == 0
+    assert (
+        "note: billing.job_status answered the same arguments differently; recorded in "
+        "sequence mode" in capsys.readouterr().out.splitlines()
+    )
+
+
+def test_unknown_format_name_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--format takes only the known format names; anything else exits 2."""
+    with pytest.raises(SystemExit) as caught:
+        main(["import", str(TRACES / "calendar.jsonl"), "--format", "langsmith"])
+    assert caught.value.code == 2
+    assert "invalid choice: 'langsmith'" in capsys.readouterr().err
