@@ -370,3 +370,29 @@ async def test_agent_env_secrets_are_never_written_by_wind_tunnel(tmp_path: Path
     assert len(written) == 7
     assert [p for p, data in written.items() if secret.encode() in data] == []
     assert secret.encode() not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("pack_name", ["../../../escaped", "/tmp/abs"])
+async def test_default_run_directory_stays_under_runs(tmp_path: Path, pack_name: str) -> None:
+    """Without `-o`, the run directory is `runs/<slug>-<time>` in the working directory,
+    whatever the pack's name says."""
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
+    (work / "pack.toml").write_text(
+        f'[pack]\nname = {json.dumps(pack_name)}\n[[scenario]]\nname = "s"\ntask = "t"\n'
+        'upstreams = { crm = "crm.universe.json" }\n[[scenario.plan]]\ntool = "motd"\n'
+    )
+    with trio.fail_after(60):
+        done = await trio.run_process(
+            [sys.executable, "-m", "windtunnel", "run", "pack.toml"],
+            cwd=work,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    printed = Path(done.stdout.decode().strip())
+    assert printed.parent == Path("runs")
+    assert (work / printed / "results.jsonl").is_file()
+    assert os.listdir(tmp_path) == ["work"]
