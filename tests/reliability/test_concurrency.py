@@ -37,8 +37,7 @@ def json_lines(stream: io.StringIO) -> list[dict[str, Any]]:
 
 
 async def test_20_clients_by_50_calls_no_spurious_miss_and_exact_counts() -> None:
-    """20 real MCP clients making 50 calls each at once: 1000 hits, no miss, and the call log,
-    the router's log, tool_call events and JSON lines all count exactly 1000."""
+    """20 MCP clients x 50 concurrent calls: 1000 hits, no miss, and every log and sink counts exactly 1000."""
     server = RecordedMCPServer(COMPAT_UNIVERSE)
     memory, lines = MemorySink(), io.StringIO()
     answers: Counter[str] = Counter()
@@ -84,8 +83,7 @@ def counter_universe(n: int) -> Universe:
 
 
 async def test_sequence_tool_hands_out_each_recording_once_over_http() -> None:
-    """200 recordings of a sequence tool, 20 clients x 10 concurrent calls over HTTP: each
-    recording is served exactly once, then the next call is `sequence_exhausted`."""
+    """A sequence tool under 200 concurrent HTTP calls serves each recording once, then `sequence_exhausted`."""
     server = RecordedMCPServer(counter_universe(200))
     ids: list[int] = []
     with trio.fail_after(60):
@@ -114,8 +112,7 @@ async def test_sequence_tool_hands_out_each_recording_once_over_http() -> None:
 
 
 async def test_events_are_neither_lost_nor_duplicated_across_servers(tmp_path: Path) -> None:
-    """40 scenarios x 2 upstreams in one fleet, each served by its own clients at once: calls
-    served == call-log entries == tool_call events == JSON lines, scenario by scenario."""
+    """40 scenarios x 2 upstreams at once: calls served == call logs == tool_call events == JSON lines."""
     memory = MemorySink()
     path = tmp_path / "events.jsonl"
     served: dict[str, int] = {}
@@ -159,8 +156,7 @@ async def test_events_are_neither_lost_nor_duplicated_across_servers(tmp_path: P
 
 
 async def test_json_lines_keep_every_event_whatever_the_log_level() -> None:
-    """An application that filters its structlog output to warnings still gets every event in
-    its JSON lines sink (the sink used to inherit the global level filter and drop info)."""
+    """The JSON lines sink keeps every event when the app filters structlog to warnings."""
     import logging
 
     import structlog

@@ -54,8 +54,7 @@ def test_base_universe_is_valid() -> None:
 @FUZZ
 @given(st.randoms(use_true_random=False), st.integers(min_value=1, max_value=4))
 def test_near_valid_universes_load_or_raise_universe_error(rng: random.Random, rounds: int) -> None:
-    """One to four structural mutations of a valid universe: it loads and serves, or it is a
-    UniverseError naming the file and, for shape errors, a JSON path."""
+    """Mutated valid universes load and serve every recording, or raise a UniverseError naming the file."""
     doc = mutate_json(base_universe(), rng, rounds)
     data = json.dumps(doc).encode()
     try:
@@ -76,8 +75,7 @@ def test_near_valid_universes_load_or_raise_universe_error(rng: random.Random, r
 def test_corrupted_universe_bytes_raise_only_universe_error(
     rng: random.Random, junk: bytes
 ) -> None:
-    """A valid file cut short, spliced with junk or invalid UTF-8 is a UniverseError with a
-    line and column, never another exception."""
+    """Truncated, spliced or invalid-UTF-8 universe files raise only UniverseError."""
     data = json.dumps(base_universe()).encode()
     cut = rng.randrange(len(data))
     candidate = rng.choice([data[:cut], data[:cut] + junk + data[cut:], data[:cut] + b"\xff\xfe"])
@@ -126,8 +124,7 @@ def test_base_pack_is_valid(pack_dir: Path) -> None:
 def test_near_valid_packs_load_or_raise_config_error(
     pack_dir: Path, rng: random.Random, rounds: int
 ) -> None:
-    """Line-level mutations of a valid pack (dropped, duplicated, retyped, renamed lines, NUL
-    bytes and overlong paths) load or raise one ConfigError naming the file."""
+    """Line-level mutations of a valid pack load or raise one ConfigError naming the file."""
     path = pack_dir / "near.toml"
     path.write_text(mutate_toml_lines(pack_toml("crm.universe.json"), rng, rounds))
     load_or_config_error(path)
@@ -148,8 +145,7 @@ def test_arbitrary_bytes_as_a_pack_raise_only_config_error(pack_dir: Path, data:
     ids=["nul-byte", "name-too-long", "path-too-long"],
 )
 def test_unusable_upstream_paths_are_config_errors(pack_dir: Path, upstream: str) -> None:
-    """Upstream paths the OS refuses (NUL byte, overlong name or path) are ConfigErrors naming
-    the key, not ValueError or OSError tracebacks."""
+    """Upstream paths the OS refuses (NUL, overlong name or path) are ConfigErrors naming the key."""
     path = pack_dir / "paths.toml"
     path.write_text(
         f'[pack]\nname = "p"\n[[scenario]]\nname = "s"\ntask = "t"\n'

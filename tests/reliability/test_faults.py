@@ -42,8 +42,7 @@ FAULT_OUTCOMES = {
 
 
 async def test_faulty_agents_fail_only_their_own_scenario(tmp_path: Path) -> None:
-    """Crashing, hanging, junk-printing and call-flooding agents each fail their scenario with
-    the reason in results; the good ones pass; no agent process and no listener is left."""
+    """Crashing, hanging, junk and flooding agents fail only their scenario, with reasons, leaving nothing running."""
     marker = f"wt-fault-{tmp_path.name}"
     pack = load_pack_toml(write_faulty_pack(tmp_path, marker))
     before = listening_ports()
@@ -78,8 +77,7 @@ def hook(tool: str, args: dict[str, Any], universe: Universe) -> Any:
 
 
 async def test_raising_or_non_json_synthesize_hooks_answer_tool_errors_and_are_logged() -> None:
-    """A hook that raises or returns non-JSON data answers a tool error, logs
-    `synthesize_failed`, marks the scenario's faults, and the server keeps serving."""
+    """Raising or non-JSON synthesize hooks answer tool errors, are logged and marked as faults."""
     universe = Universe(
         windtunnel_universe=1, tools=[UniverseTool("make")], matching=Matching(on_miss="synthesize")
     )
@@ -144,8 +142,7 @@ def taken_port() -> Iterator[int]:
 
 
 async def test_taken_ports_are_clear_errors(tmp_path: Path, taken_port: int) -> None:
-    """`wt serve --port` and `wt run --feed-port` on a taken port exit 2 naming the port, and
-    leave no listener behind."""
+    """`wt serve --port` and `wt run --feed-port` on a taken port exit 2 naming the port."""
     with trio.fail_after(60):
         serve = await trio.run_process(
             [*WT, "serve", str(COMPAT_UNIVERSE), "--port", str(taken_port)],
@@ -242,8 +239,7 @@ async def can_mount_tmpfs(target: Path) -> bool:
 
 
 async def test_full_disk_ends_with_a_clear_error_and_valid_results(tmp_path: Path) -> None:
-    """On a 64 KiB tmpfs the run stops with `cannot write: No space left on device` (exit 2);
-    results.jsonl holds only complete lines; no agent is left running."""
+    """A full tmpfs ends the run with one clear error (exit 2), complete results lines, no agent left."""
     disk = tmp_path / "disk"
     disk.mkdir()
     if not await can_mount_tmpfs(disk):
@@ -281,8 +277,7 @@ async def test_full_disk_ends_with_a_clear_error_and_valid_results(tmp_path: Pat
 
 
 async def test_unwritable_events_file_is_reported_and_results_are_complete(tmp_path: Path) -> None:
-    """With events.jsonl on /dev/full every unit still reaches results.jsonl, and the run exits
-    2 saying how many events were not written."""
+    """events.jsonl on /dev/full: every unit reaches results.jsonl and the run exits 2 counting lost events."""
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     (run_dir / "events.jsonl").symlink_to("/dev/full")
@@ -316,8 +311,7 @@ def server_ports(run_dir: Path) -> set[int]:
 async def test_signal_mid_pack_leaves_no_process_or_listener(
     tmp_path: Path, stop_signal: signal.Signals
 ) -> None:
-    """SIGINT or SIGTERM mid-pack: exit 130 with `interrupted`, results hold exactly the units
-    reported finished, and no agent process or server listener outlives `wt run`."""
+    """SIGINT/SIGTERM mid-pack: exit 130, finished units kept, no agent process or listener left."""
     marker = f"wt-sig-{tmp_path.name}"
     run_dir = tmp_path / "run"
     with trio.fail_after(60):
@@ -356,8 +350,7 @@ async def test_signal_mid_pack_leaves_no_process_or_listener(
 async def test_sigkill_keeps_every_reported_unit_and_resume_finishes_the_rest(
     tmp_path: Path,
 ) -> None:
-    """SIGKILL mid-pack loses nothing reported finished; `--resume` runs only the rest and the
-    merged run equals an uninterrupted one."""
+    """SIGKILL loses no reported unit; --resume runs only the rest and equals an uninterrupted run."""
     marker = f"wt-kill-{tmp_path.name}"
     pack = _ok_pack(tmp_path, 12, marker, hang_after=5)
     run_dir = tmp_path / "run"
@@ -413,8 +406,7 @@ async def test_sigkill_keeps_every_reported_unit_and_resume_finishes_the_rest(
 
 
 async def test_python_agent_error_inside_its_own_nursery_is_named(tmp_path: Path) -> None:
-    """An exception raised inside the agent's MCP session (a task group) is reported as itself,
-    not as `ExceptionGroup: ... (1 sub-exception)`."""
+    """An error raised inside a Python agent's MCP session is reported as itself, not as a group."""
     from windtunnel.agents import AgentContext, AgentError, PythonAgent
 
     async def agent(ctx: AgentContext) -> str:
@@ -439,8 +431,7 @@ def _fd_limit(limit: int) -> Callable[[], None]:
 
 
 async def test_running_out_of_file_descriptors_is_a_clear_error(tmp_path: Path) -> None:
-    """With 80 file descriptors for 32 two-upstream runs in flight, units fail with the
-    unwrapped cause and the run stops with a hint (exit 2); results.jsonl stays valid."""
+    """Out of file descriptors: units fail with their cause and the run stops with a hint (exit 2)."""
     (tmp_path / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
     scenarios = "".join(
         f'[[scenario]]\nname = "s{i:03d}"\ntask = "t"\n'

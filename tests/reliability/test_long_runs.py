@@ -14,8 +14,7 @@ SCRIPTS = Path(__file__).parents[2] / "scripts"
 
 
 async def test_quick_soak_loses_nothing(tmp_path: Path) -> None:
-    """`scripts/soak --quick`: one round with every fault kind; nothing lost, nothing
-    unexpected, nothing leaked, and the report counts agree."""
+    """`scripts/soak --quick` injects every fault kind and loses, leaks and mis-ends nothing."""
     with trio.fail_after(120):
         done = await trio.run_process(
             [sys.executable, str(SCRIPTS / "soak"), "--quick", "--out", str(tmp_path)],
@@ -52,8 +51,7 @@ atheris = pytest.importorskip("atheris", reason="scripts/fuzz needs atheris (scr
 
 @pytest.mark.parametrize(("target", "runs"), [("universe", 3000), ("pack", 300), ("jsonrpc", 100)])
 async def test_fuzz_smoke(tmp_path: Path, target: str, runs: int) -> None:
-    """A short coverage-guided run of each fuzz target finds nothing and ends cleanly
-    (`--light`: only Wind Tunnel is instrumented, so it starts in about a second)."""
+    """A short `--light` run of each fuzz target finds nothing and ends cleanly."""
     with trio.fail_after(60):
         done = await trio.run_process(
             [sys.executable, str(SCRIPTS / "fuzz"), target, "--runs", str(runs), "--light"],

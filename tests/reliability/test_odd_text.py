@@ -25,8 +25,7 @@ def surrogate_agent(ctx: AgentContext) -> str:
 
 
 async def test_agent_output_with_lone_surrogates_is_written_not_fatal(tmp_path: Path) -> None:
-    """An agent answering `surrogateescape` text has its unit written with U+FFFD, and the
-    rest of the pack runs (this used to abort the whole run with UnicodeEncodeError)."""
+    """Agent output with lone surrogates is written as U+FFFD and the rest of the pack runs."""
     scenarios = [
         Scenario(name=f"s{i}", task="t", upstreams={"crm": COMPAT_UNIVERSE}) for i in range(3)
     ]
@@ -40,8 +39,7 @@ async def test_agent_output_with_lone_surrogates_is_written_not_fatal(tmp_path: 
 
 
 async def test_call_args_with_lone_surrogates_reach_every_sink() -> None:
-    """A 2026-07-28 call whose JSON escapes a lone surrogate is answered, logged, and written
-    to JSON lines with U+FFFD; the router and the server keep going."""
+    """Call args with an escaped lone surrogate are answered, logged and written as U+FFFD."""
     body: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": 1,

@@ -44,8 +44,7 @@ def loopback_listeners() -> dict[int, str]:
 
 
 async def test_fleet_servers_and_feed_listen_on_loopback_only() -> None:
-    """Every socket a fleet opens by default (servers and the event feed) is bound to
-    127.0.0.1, never to a wildcard address."""
+    """Every socket a fleet opens by default (servers, event feed) is bound to 127.0.0.1."""
     with trio.fail_after(30):
         async with open_fleet(feed_port=0) as fleet:
             servers = {
@@ -74,8 +73,7 @@ async def test_fleet_servers_and_feed_listen_on_loopback_only() -> None:
     ],
 )
 async def test_feed_refuses_foreign_web_origins(origin: str | None, accepted: bool) -> None:
-    """A web page of a foreign origin cannot subscribe to the loopback event feed (403);
-    `wt watch`-style clients (no Origin) and local pages can, and the feed keeps serving."""
+    """The loopback event feed refuses foreign web origins (403) and accepts local ones and none."""
     headers = [(b"Origin", origin.encode())] if origin is not None else []
     with trio.fail_after(30):
         async with open_fleet(feed_port=0) as fleet:
@@ -125,8 +123,7 @@ def code_like_universe(canary: Path) -> dict[str, Any]:
 async def test_a_universe_never_runs_or_imports_code(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Strings that look like Python, `module:attr` or `__import__` anywhere in a universe are
-    loaded, served over MCP and answered as plain data: no module imported, no file written."""
+    """Code-like strings anywhere in a universe are served as data: nothing imported, nothing run."""
     canary = tmp_path / "pwned"
     (tmp_path / "wt_canary.py").write_text(CANARY_MODULE.format(path=str(canary)))
     monkeypatch.syspath_prepend(tmp_path)  # importable, were anything to try
@@ -206,9 +203,7 @@ def code_like_pack(root: Path, canary: Path) -> Path:
 
 
 async def test_a_pack_imports_code_only_through_a_python_agent_callable(tmp_path: Path) -> None:
-    """Loading and planning a pack full of code-like strings imports nothing; running it
-    imports exactly the `python` agent's `callable` (the one trust boundary), and runs nothing
-    from the scripted scenario's strings."""
+    """A pack imports code only through a `python` agent `callable`, and only when that scenario runs."""
     canary = tmp_path / "pwned"
     pack_file = code_like_pack(tmp_path, canary)
     modules = set(sys.modules)
@@ -281,8 +276,7 @@ def files_under(root: Path) -> set[Path]:
 async def test_outputs_stay_in_the_run_directory_whatever_the_scenario_names(
     tmp_path: Path,
 ) -> None:
-    """Scenario names like `../../etc/x`, absolute paths, NUL bytes or 300 characters only ever
-    name files inside the run directory's `traces/`."""
+    """Hostile scenario names only ever name files inside the run directory's traces/."""
     (tmp_path / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
     scenarios = "".join(
         f'[[scenario]]\nname = {json.dumps(name)}\ntask = "t"\n'
@@ -312,8 +306,7 @@ async def test_outputs_stay_in_the_run_directory_whatever_the_scenario_names(
 
 
 async def test_agent_env_secrets_are_never_written_by_wind_tunnel(tmp_path: Path) -> None:
-    """`[agent] env` values reach the agent but appear in no file of the run directory and in
-    nothing `wt run` prints, whether the run passes, fails or errors."""
+    """`[agent] env` values reach the agent but no file of the run and nothing `wt run` prints."""
     secret = "sk-live-5ECRET-" + os.urandom(8).hex()
     (tmp_path / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
     agent = (
@@ -374,8 +367,7 @@ async def test_agent_env_secrets_are_never_written_by_wind_tunnel(tmp_path: Path
 
 @pytest.mark.parametrize("pack_name", ["../../../escaped", "/tmp/abs"])
 async def test_default_run_directory_stays_under_runs(tmp_path: Path, pack_name: str) -> None:
-    """Without `-o`, the run directory is `runs/<slug>-<time>` in the working directory,
-    whatever the pack's name says."""
+    """Without -o the run directory stays under runs/, whatever the pack's name says."""
     work = tmp_path / "work"
     work.mkdir()
     (work / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
