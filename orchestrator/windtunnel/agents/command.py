@@ -118,7 +118,8 @@ class CommandAgent:
                 nursery.start_soon(read_stderr)
                 await process.wait()
         finally:
-            if process.returncode is None:
+            # Also after a normal exit: whatever the agent left running in its group is a leak.
+            if process.returncode is None or _group_running(process.pid):
                 with trio.CancelScope(shield=True):
                     await _kill_group(process)
         err_text = stderr.decode(errors="replace")
