@@ -135,14 +135,12 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
         with paused_gc():
             universe = _decoder.decode(data)
     except RecursionError:
+        # msgspec raises this (not a DecodeError) past its nesting limit.
         raise UniverseError("JSON is nested too deeply to be a universe", file=file) from None
     except msgspec.DecodeError as exc:
         _raise_version_error(data, file)
         message, path = _split_msgspec_error(exc, data)
         raise UniverseError(message, file=file, path=path) from None
-    except RecursionError:
-        # msgspec raises this (not a DecodeError) past its nesting limit.
-        raise UniverseError("JSON nested too deeply", file=file) from None
     if universe.windtunnel_universe != FORMAT_VERSION:
         raise _version_error(universe.windtunnel_universe, file)
     for recording in universe.recordings:

@@ -174,11 +174,3 @@ def test_missing_trace_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert capsys.readouterr().err == (
         f"wt: error: {tmp_path / 'nope.json'}: cannot read: No such file or directory\n"
     )
-
-
-def test_deeply_nested_trace_is_a_trace_error(tmp_path: Path) -> None:
-    """Nesting past the decoder's stack is one TraceError naming the file."""
-    from windtunnel.importing.document import parse_document
-
-    with pytest.raises(TraceError, match="nested too deeply"):
-        parse_document(b"[" * 50_000 + b"]" * 50_000, file=str(tmp_path / "deep.json"))

@@ -156,12 +156,6 @@ def test_unusable_upstream_paths_are_config_errors(pack_dir: Path, upstream: str
     assert info.value.path == "scenario[0].upstreams.crm"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=RecursionError,
-    reason="importing/document.py lets msgspec's RecursionError out (wt import decoders are owned "
-    "by the import work; reported, not changed here)",
-)
 def test_deeply_nested_trace_is_a_trace_error() -> None:
     """`wt import` of JSON nested past the decoder's limit should be a TraceError."""
     from windtunnel.errors import TraceError
