@@ -15,7 +15,15 @@ from typing import Any, Final
 
 import msgspec
 
-__all__ = ["CanonicalKey", "args_key", "canonical_json", "canonical_key", "is_json_value"]
+__all__ = [
+    "CanonicalKey",
+    "args_key",
+    "canonical_json",
+    "canonical_key",
+    "encode_json",
+    "is_json_value",
+    "scrub_surrogates",
+]
 
 CanonicalKey = Any
 """A hashable value; equal keys mean canonically equal JSON values."""
@@ -85,3 +93,30 @@ def is_json_value(value: Any) -> bool:
     if isinstance(value, list | tuple):
         return all(is_json_value(v) for v in value)
     return False
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """`value` with lone surrogates in its strings (and keys) replaced by U+FFFD.
+
+    Python strings may hold them (`surrogateescape` decoding, `\\udc80` escapes in JSON) but
+    UTF-8 cannot: without this, one odd string from an agent would fail a whole file write.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
+        return value
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [scrub_surrogates(v) for v in value]
+    return value
+
+
+def encode_json(value: Any) -> bytes:
+    """JSON bytes of `value` (structs included); lone surrogates are written as U+FFFD."""
+    try:
+        return msgspec.json.encode(value)
+    except UnicodeEncodeError:
+        return msgspec.json.encode(scrub_surrogates(msgspec.to_builtins(value)))

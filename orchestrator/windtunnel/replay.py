@@ -14,6 +14,7 @@ from typing import Any
 import structlog
 
 from .calls import MCPCall, is_tool_result
+from .canonical import is_json_value
 from .errors import HookRequiredError
 from .matching import Hit, Miss, SequenceState, UniverseIndex
 from .miss_answers import SynthesizeHook, empty_result, fail_call_result
@@ -111,6 +112,11 @@ class Replay:
                 result = self.synthesize(tool_name, dict(args), self.universe)
             except Exception as exc:  # a user hook may fail in any way; the server must not
                 fault = f"the synthesize hook raised {type(exc).__name__}: {exc}"
+            else:
+                if not is_json_value(result):
+                    # It would fail the answer's encoding, and later the trace's, far from here.
+                    fault = f"the synthesize hook returned {type(result).__name__}, not JSON data"
+            if fault is not None:
                 logger.error(
                     "synthesize_failed",
                     tool=tool_name,

@@ -134,6 +134,9 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
     try:
         with paused_gc():
             universe = _decoder.decode(data)
+    except RecursionError:
+        # msgspec raises this (not a DecodeError) past its nesting limit.
+        raise UniverseError("JSON is nested too deeply to be a universe", file=file) from None
     except msgspec.DecodeError as exc:
         _raise_version_error(data, file)
         message, path = _split_msgspec_error(exc, data)

@@ -208,3 +208,18 @@ async def test_scripted_agent_needs_upstream_with_several(tmp_path: Path) -> Non
                 ctx = AgentContext(scenario="s", task="t", servers=dict(run.urls), workdir=tmp_path)
                 with pytest.raises(AgentError, match="needs `upstream`: this run has 2 upstreams"):
                     await agent.run(ctx)
+
+
+def test_command_template_is_filled_in_one_pass(tmp_path: Path) -> None:
+    """A task that mentions a placeholder reaches the agent as written, as one argument."""
+    agent = CommandAgent(
+        ["agent", "--task={task}", "{workdir}", '{"k": 1}', "{unknown}"], task_via="arg"
+    )
+    ctx = AgentContext(scenario="s", task="see {workdir}; rm -rf /", servers={}, workdir=tmp_path)
+    assert agent.argv(ctx) == [
+        "agent",
+        "--task=see {workdir}; rm -rf /",
+        str(tmp_path),
+        '{"k": 1}',
+        "{unknown}",
+    ]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import signal
 import sys
+from pathlib import Path
 
 import mcp
 import pytest
@@ -77,10 +78,23 @@ async def test_wt_serve_several_universes_prints_mcp_servers_config() -> None:
 
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
-async def test_stdio_client_spawns_wt_serve_stdio(mode: str) -> None:
-    """The SDK's stdio client spawns `wt serve --stdio` and gets the same answers."""
+async def test_stdio_client_spawns_wt_serve_stdio(mode: str, tmp_path: Path) -> None:
+    """The SDK's stdio client spawns `wt serve --stdio`, gets the same answers, and every call
+    is one JSON event line on the server's stderr."""
+    errlog = tmp_path / "stderr.log"
     params = StdioServerParameters(
-        command=sys.executable, args=[*WT[1:], "serve", "--stdio", str(COMPAT_UNIVERSE)]
+        command="/bin/sh",
+        args=[
+            "-c",
+            f'exec "$0" "$@" 2>{errlog}',
+            sys.executable,
+            *WT[1:],
+            "serve",
+            "--stdio",
+            "--log-format",
+            "json",
+            str(COMPAT_UNIVERSE),
+        ],
     )
     with trio.fail_after(60):
         async with mcp.Client(params, mode=mode) as client:
@@ -93,6 +107,15 @@ async def test_stdio_client_spawns_wt_serve_stdio(mode: str) -> None:
     assert hit.structured_content == BLUEWING
     assert miss.is_error is True
     assert info.value.code == -32602
+    events = [json.loads(line) for line in errlog.read_text().splitlines() if line.startswith("{")]
+    assert [e["event"] for e in events] == [
+        "tool_call",
+        "tool_call",
+        "universe_divergence",
+        "tool_call",
+        "universe_divergence",
+    ]
+    assert [e["tier"] for e in events if e["event"] == "tool_call"] == ["keyed", "miss", "miss"]
 
 
 @pytest.mark.parametrize(

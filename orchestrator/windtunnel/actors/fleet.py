@@ -225,22 +225,37 @@ async def _open_fleet_nursery(
 ) -> AsyncIterator[Fleet]:
     async with trio.open_nursery() as nursery:
         await nursery.start(router.run)
-        feed_url: Any = None
-        if feed is not None:
-            feed_url = await nursery.start(feed.run)
-        await router.emit("fleet_started", feed_url=feed_url)
-        fleet = Fleet(router, nursery, host=host, feed=feed)
+        started = False
         try:
-            yield fleet
+            # Inside the `try`: a feed that cannot start must still close the router, whose
+            # shielded drain would otherwise keep this nursery open forever.
+            feed_url: Any = None
+            if feed is not None:
+                feed_url = await _start_feed(nursery, feed)
+            await router.emit("fleet_started", feed_url=feed_url)
+            started = True
+            yield Fleet(router, nursery, host=host, feed=feed)
         finally:
             with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
                 cleanup.shield = True
                 dropped = feed.total_dropped if feed is not None else 0
-                await router.emit(
-                    "fleet_stopped", events=sum(router.counts.values()) + 1, dropped=dropped
-                )
+                if started:
+                    await router.emit(
+                        "fleet_stopped", events=sum(router.counts.values()) + 1, dropped=dropped
+                    )
                 await router.flush()
                 await router.close()
                 if feed is not None:
                     await feed.aclose()
             nursery.cancel_scope.cancel()
+
+
+async def _start_feed(nursery: trio.Nursery, feed: WebSocketFeed) -> str:
+    try:
+        with unwrap_single_error():
+            url: str = await nursery.start(feed.run)
+    except OSError as exc:
+        raise ServerError(
+            f"the event feed cannot listen on {feed.host}:{feed.port}: {exc.strerror}"
+        ) from None
+    return url

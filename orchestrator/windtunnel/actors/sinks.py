@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TextIO
 
-import msgspec
 import structlog
+
+from ..canonical import encode_json
 
 __all__ = ["JsonLinesSink", "MemorySink", "Sink"]
 
@@ -25,22 +26,35 @@ class JsonLinesSink:
 
     def __init__(self, stream: TextIO) -> None:
         self.stream = stream
+        self.error: OSError | None = None
+        """The first write error (a full disk); from then on events are counted in `dropped`."""
+        self.dropped = 0
         self._logger = structlog.wrap_logger(
             structlog.PrintLogger(stream),
             processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
+            # Its own wrapper: a level filter configured for the app's logs must not drop events.
+            wrapper_class=structlog.BoundLogger,
         )
 
     def publish(self, event: dict[str, Any]) -> None:
+        if self.error is not None:
+            self.dropped += 1
+            return
         fields = dict(event)
-        self._logger.msg(fields.pop("event"), **fields)
-        self.stream.flush()
+        try:
+            self._logger.msg(fields.pop("event"), **fields)
+            self.stream.flush()
+        except OSError as exc:
+            # A sink must never take the router down; whoever owns the stream reports this.
+            self.error = exc
+            self.dropped += 1
 
 
 def _dumps(value: Any, **_: Any) -> str:
     # `event` first, then the schema's order: stable lines that diff and grep well.
     if "event" in value:
         value = {"event": value.pop("event"), **value}
-    return msgspec.json.encode(value).decode()
+    return encode_json(value).decode()
 
 
 class MemorySink:

@@ -14,11 +14,36 @@ import msgspec
 import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
+from ..canonical import encode_json
 from .events import make_event
 
 __all__ = ["WebSocketFeed"]
 
 SUBSCRIBER_BUFFER = 1024
+LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+def _hostname(value: str) -> str:
+    """`127.0.0.1:8765` → `127.0.0.1`; `[::1]:8765` → `[::1]`."""
+    if value.startswith("["):
+        return value.split("]", 1)[0] + "]"
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
+
+
+def _trusted(request: WebSocketRequest, bound_host: str) -> bool:
+    """On a loopback feed, refuse a WebSocket opened by a web page of a foreign origin.
+
+    Browsers send `Origin` on every WebSocket handshake, also after DNS rebinding (the page keeps
+    its own origin), so this one check covers both attacks; `wt watch` and log shippers send
+    none. A feed bound to another interface was exposed on purpose and accepts any origin.
+    """
+    if bound_host not in LOOPBACK_NAMES:
+        return True
+    origins = [value for name, value in request.headers if name.lower() == b"origin"]
+    if not origins:
+        return True
+    scheme, sep, rest = origins[-1].decode("latin-1").partition("://")
+    return bool(sep) and scheme in ("http", "https") and _hostname(rest) in LOOPBACK_NAMES
 
 
 class _Subscriber:
@@ -78,7 +103,7 @@ class WebSocketFeed:
     def publish(self, event: dict[str, Any]) -> None:
         if not self._subscribers:
             return
-        payload = msgspec.json.encode(event)
+        payload = encode_json(event)
         for subscriber in self._subscribers:
             subscriber.offer(payload)
 
@@ -104,6 +129,11 @@ class WebSocketFeed:
     async def _handle(self, request: WebSocketRequest) -> None:
         if self._closing:
             await request.reject(503)
+            return
+        if not _trusted(request, self.host):
+            # Any web page can open a WebSocket to localhost: without this, a page the user
+            # visits (or a DNS-rebound name) could read every event, args included.
+            await request.reject(403)
             return
         connection = await request.accept()
         subscriber = _Subscriber(self.buffer)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,21 +16,47 @@ import trio
 
 from .base import AgentContext, AgentError, AgentResult, agent_env, write_mcp_config
 
-__all__ = ["CommandAgent"]
+__all__ = ["TEMPLATE_FIELDS", "CommandAgent", "render_command", "template_fields"]
 
 TaskVia = Literal["stdin", "file", "arg"]
-PLACEHOLDERS = (
-    "{mcp_config}",
-    "{task_file}",
-    "{task}",
-    "{scenario}",
-    "{seed}",
-    "{workdir}",
-    "{python}",
+TEMPLATE_FIELDS: tuple[str, ...] = (
+    "mcp_config",
+    "python",
+    "scenario",
+    "seed",
+    "task",
+    "task_file",
+    "workdir",
 )
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_STDOUT = 4 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
 KILL_GRACE_S = 2.0
+
+
+def render_command(command: Sequence[str], values: Mapping[str, str]) -> list[str]:
+    """Fill `{field}` placeholders; each element stays one argument (no shell).
+
+    One pass, so a value that itself looks like a placeholder (a task mentioning `{workdir}`)
+    stays as it is; names not in `values` and other braces (JSON arguments) are left as text.
+    """
+
+    def fill(match: re.Match[str]) -> str:
+        return values.get(match.group(1), match.group(0))
+
+    return [_PLACEHOLDER.sub(fill, part) for part in command]
+
+
+def template_fields(part: str) -> list[str]:
+    """The placeholder names one template element uses; `ValueError` for an unknown one."""
+    names: list[str] = _PLACEHOLDER.findall(part)
+    for name in names:
+        if name not in TEMPLATE_FIELDS:
+            raise ValueError(
+                f"unknown placeholder {{{name}}} in {part!r}; expected one of "
+                + ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
+            )
+    return names
 
 
 class CommandAgent:
@@ -60,21 +87,15 @@ class CommandAgent:
 
     def argv(self, ctx: AgentContext) -> list[str]:
         values = {
-            "{mcp_config}": str(ctx.mcp_config_path),
-            "{task_file}": str(ctx.workdir / "task.txt"),
-            "{task}": ctx.task,
-            "{scenario}": ctx.scenario,
-            "{seed}": str(ctx.seed),
-            "{workdir}": str(ctx.workdir),
-            "{python}": sys.executable,
+            "mcp_config": str(ctx.mcp_config_path),
+            "task_file": str(ctx.workdir / "task.txt"),
+            "task": ctx.task,
+            "scenario": ctx.scenario,
+            "seed": str(ctx.seed),
+            "workdir": str(ctx.workdir),
+            "python": sys.executable,
         }
-        argv = []
-        for part in self.command:
-            for placeholder in PLACEHOLDERS:
-                if placeholder in part:
-                    part = part.replace(placeholder, values[placeholder])
-            argv.append(part)
-        return argv
+        return render_command(self.command, values)
 
     async def run(self, ctx: AgentContext) -> AgentResult:
         write_mcp_config(ctx)
@@ -118,7 +139,8 @@ class CommandAgent:
                 nursery.start_soon(read_stderr)
                 await process.wait()
         finally:
-            if process.returncode is None:
+            # Also after a normal exit: whatever the agent left running in its group is a leak.
+            if process.returncode is None or _group_running(process.pid):
                 with trio.CancelScope(shield=True):
                     await _kill_group(process)
         err_text = stderr.decode(errors="replace")

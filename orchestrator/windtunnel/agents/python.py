@@ -48,5 +48,10 @@ class PythonAgent:
         except trio.Cancelled:
             raise
         except Exception as exc:  # the agent under test may fail in any way
-            raise AgentError(f"agent raised {type(exc).__name__}: {exc}") from exc
+            # An error inside the agent's own nursery or task group (an MCP client session is
+            # one) arrives wrapped: name the error, not "ExceptionGroup: ... (1 sub-exception)".
+            cause: BaseException = exc
+            while isinstance(cause, BaseExceptionGroup) and len(cause.exceptions) == 1:
+                cause = cause.exceptions[0]
+            raise AgentError(f"agent raised {type(cause).__name__}: {cause}") from exc
         return AgentResult(output=None if value is None else str(value))

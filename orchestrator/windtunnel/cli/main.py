@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from ..errors import InputError, WindtunnelError
+from ..errors import WindtunnelError
 from . import commands
 
 __all__ = ["main"]
@@ -45,8 +45,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("wt: interrupted", file=sys.stderr)
         return 130
-    except (InputError, WindtunnelError) as exc:
+    except WindtunnelError as exc:
         if args.debug:
             raise
         print(f"wt: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except RecursionError:
+        # Our decoders name the file; this is the net under any input nested past Python's stack.
+        if args.debug:
+            raise
+        print("wt: error: input nested too deeply to process", file=sys.stderr)
         return EXIT_USAGE

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
 import signal
 import sys
@@ -76,7 +77,9 @@ def _agent(args: argparse.Namespace) -> AgentSpec | None:
 def run_run(args: argparse.Namespace) -> int:
     configure_logging()
     pack = load_pack(args.pack)
-    run_dir = Path(args.output or f"runs/{pack.name}-{time.strftime('%Y%m%d-%H%M%S')}")
+    # The pack's name is data from the pack file: it must not steer the default outside runs/.
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", pack.name).lstrip(".")[:80] or "pack"
+    run_dir = Path(args.output or f"runs/{slug}-{time.strftime('%Y%m%d-%H%M%S')}")
     options = PackRunOptions(
         run_dir=run_dir,
         concurrency=args.concurrency,

@@ -12,7 +12,9 @@ from typing import Any, TextIO
 import trio
 
 from ..actors import JsonLinesSink, open_fleet
+from ..actors.events import call_events
 from ..agents.base import mcp_config
+from ..calls import MCPCall
 from ..errors import ConfigError
 from ..mcp.recorded import RecordedMCPServer, upstream_name
 from ..miss_answers import SynthesizeHook
@@ -94,7 +96,9 @@ def run_serve(args: argparse.Namespace) -> int:
     configure_logging(fmt=args.log_format)
     servers = {name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs}
     if args.stdio:
-        trio.run(next(iter(servers.values())).serve_stdio)
+        server = next(iter(servers.values()))
+        _log_calls_to(server, sys.stderr)
+        trio.run(server.serve_stdio)
         return 0
     if args.events is None:
         trio.run(_serve_http, servers, args, sys.stderr)
@@ -106,6 +110,20 @@ def run_serve(args: argparse.Namespace) -> int:
     with events:
         trio.run(_serve_http, servers, args, events)
     return 0
+
+
+def _log_calls_to(server: RecordedMCPServer, stream: TextIO) -> None:
+    """Over stdio there is no router: emit the same per-call events straight to `stream`."""
+    sink = JsonLinesSink(stream)
+    server.log_events = False
+
+    def emit(call: MCPCall) -> None:
+        for event in call_events(
+            call, pack="serve", scenario="serve", upstream=server.name, with_calls=True
+        ):
+            sink.publish(event)
+
+    server.add_listener(emit)
 
 
 async def _serve_http(

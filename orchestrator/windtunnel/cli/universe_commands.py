@@ -69,6 +69,8 @@ def register_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -
 def _parse_args_json(text: str) -> dict[str, Any]:
     try:
         value = msgspec.json.decode(text)
+    except RecursionError:
+        raise ConfigError("ARGS-JSON is nested too deeply", file="<ARGS-JSON>") from None
     except msgspec.DecodeError as exc:
         raise ConfigError(f"ARGS-JSON is not valid JSON: {exc}", file="<ARGS-JSON>") from None
     if not isinstance(value, dict):

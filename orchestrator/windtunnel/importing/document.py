@@ -69,6 +69,13 @@ def _json_failure(file: str, text: str, exc: msgspec.DecodeError, line: int = 1)
 
 def parse_document(data: bytes, *, file: str) -> Document:
     """Parse bytes as one JSON document, else as JSON lines."""
+    try:
+        return _parse_document(data, file=file)
+    except RecursionError:
+        raise TraceError("JSON is nested too deeply to be a trace", file=file) from None
+
+
+def _parse_document(data: bytes, *, file: str) -> Document:
     digest = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8-sig")

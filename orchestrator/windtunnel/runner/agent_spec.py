@@ -18,35 +18,23 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
+from ..agents.command import TEMPLATE_FIELDS, render_command
+from ..agents.command import template_fields as command_template_fields
 from ..errors import ConfigError
 
 __all__ = ["TEMPLATE_FIELDS", "AgentKind", "AgentSpec", "TaskVia", "template_fields"]
 
 AgentKind: TypeAlias = Literal["command", "python", "scripted"]
 TaskVia: TypeAlias = Literal["stdin", "file", "arg"]
-TEMPLATE_FIELDS: tuple[str, ...] = (
-    "mcp_config",
-    "python",
-    "scenario",
-    "seed",
-    "task",
-    "task_file",
-    "workdir",
-)
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _CALLABLE = re.compile(r"^[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*$")
 
 
 def template_fields(part: str) -> list[str]:
     """The placeholder names used in one template element; `ConfigError` for an unknown one."""
-    names = _PLACEHOLDER.findall(part)
-    for name in names:
-        if name not in TEMPLATE_FIELDS:
-            raise ConfigError(
-                f"unknown placeholder {{{name}}} in {part!r}; expected one of "
-                + ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
-            )
-    return names
+    try:
+        return command_template_fields(part)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
 
 
 class AgentSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
@@ -85,12 +73,5 @@ class AgentSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
             )
 
     def render_command(self, values: Mapping[str, str]) -> list[str]:
-        """The command with placeholders filled in (each element stays one argument, no shell).
-
-        Substitution is one pass, so a value that itself looks like `{task}` stays as it is.
-        """
-
-        def fill(match: re.Match[str]) -> str:
-            return values[match.group(1)]
-
-        return [_PLACEHOLDER.sub(fill, part) for part in self.command]
+        """The command with placeholders filled in (each element stays one argument, no shell)."""
+        return render_command(self.command, values)

@@ -77,12 +77,8 @@ async def run_unit(
                     trace.output = (await runnable.run(ctx)).output
                 if deadline.cancelled_caught:
                     trace.error = f"agent timed out after {scenario.timeout_s:g}s"
-    except AgentError as exc:
-        trace.error = str(exc)
-    except WindtunnelError as exc:
-        trace.error = f"{type(exc).__name__}: {exc}"
-    except Exception as exc:  # an adapter or a user's factory failing in an unforeseen way
-        trace.error = f"unexpected {type(exc).__name__}: {exc}"
+    except Exception as exc:  # an agent, adapter or user factory failing in any way
+        trace.error = _reason(exc)
     if run is not None:
         # Complete even after a failure: the scenario drained its router before exiting.
         trace.mcp_calls = run.call_log()
@@ -91,6 +87,18 @@ async def run_unit(
     trace.duration_s = time.perf_counter() - t0
     trace.warnings = warnings_from_calls(trace.mcp_calls, scenario.name, universes=universes)
     return evaluate(trace, scenario.policies, scenario.scorers)
+
+
+def _reason(exc: BaseException) -> str:
+    """The reason a run failed, as results show it."""
+    # An error from inside a task group (an MCP client session is one) arrives wrapped.
+    while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
+        exc = exc.exceptions[0]
+    if isinstance(exc, AgentError):
+        return str(exc)
+    if isinstance(exc, WindtunnelError):
+        return f"{type(exc).__name__}: {exc}"
+    return f"unexpected {type(exc).__name__}: {exc}"
 
 
 async def run_scenario_async(

@@ -164,9 +164,14 @@ def _upstreams(table: Fields | None, base: Path) -> dict[str, Path]:
                 name,
             )
         path = Path(os.path.normpath(base / written))
-        if not path.exists():
+        try:
+            exists, is_dir = path.exists(), path.is_dir()
+        except (OSError, ValueError) as exc:  # a NUL byte, a name or path too long, ...
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            table.fail(f"unusable universe path: {reason}", name)
+        if not exists:
             table.fail(f"no such universe file {os.fspath(path)!r}", name)
-        if path.is_dir():
+        if is_dir:
             table.fail(f"{os.fspath(path)!r} is a directory, expected a universe file", name)
         upstreams[name] = path.resolve()
     table.finish()
@@ -251,6 +256,11 @@ def load_pack_toml(path: str | os.PathLike[str]) -> ScenarioPack:
         raise ConfigError("is a directory, expected a pack file", file=file) from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=file) from None
+    except UnicodeDecodeError as exc:
+        # tomllib decodes before it parses: invalid UTF-8 is not a TOMLDecodeError.
+        raise ConfigError(
+            f"invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})", file=file
+        ) from None
     except OSError as exc:
         raise ConfigError(f"cannot read: {exc.strerror}", file=file) from None
     base = Path(file).parent

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import trio
 
 from ..actors import Fleet, JsonLinesSink, Sink, open_fleet
-from ..errors import ConfigError
+from ..errors import ConfigError, InputError
 from .adapters import AgentLike
 from .execute import run_unit
 from .progress import Progress
@@ -73,8 +74,13 @@ async def run_pack(
     progress = progress or Progress(live=False)
     progress.start(len(todo), skipped=len(units) - len(todo))
     events_path = options.run_dir / "events.jsonl"
-    with open(events_path, "a", encoding="utf-8") as events:  # noqa: ASYNC230  # opened once
-        all_sinks: list[Sink] = [JsonLinesSink(events), *(sinks or [])]
+    try:
+        events = open(events_path, "a", encoding="utf-8")  # noqa: ASYNC230, SIM115  # opened once
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror}", file=str(events_path)) from None
+    events_sink = JsonLinesSink(events)
+    try:
+        all_sinks: list[Sink] = [events_sink, *(sinks or [])]
         try:
             async with open_fleet(
                 pack=pack.name, sinks=all_sinks, feed_port=options.feed_port
@@ -82,10 +88,24 @@ async def run_pack(
                 await _run_units(
                     todo, fleet, pack, options, base_dir, writer, progress, on_trace, concurrency
                 )
-        finally:
+        except BaseException:
             progress.close()
-            with trio.CancelScope(shield=True):
-                summary = await trio.to_thread.run_sync(writer.finish)
+            # Reports over whatever finished. If writing is what failed (a full disk), the
+            # first error is the one worth telling, so a second one here is not raised.
+            with trio.CancelScope(shield=True), contextlib.suppress(InputError):
+                await trio.to_thread.run_sync(writer.finish)
+            raise
+        progress.close()
+        summary = await trio.to_thread.run_sync(writer.finish)
+    finally:
+        with contextlib.suppress(OSError):  # already reported through `events_sink.error`
+            events.close()
+    if events_sink.error is not None:
+        raise InputError(
+            f"cannot write: {events_sink.error.strerror}; {events_sink.dropped} event(s) were "
+            "not written (results.jsonl and the reports are complete)",
+            file=str(events_path),
+        )
     return summary
 
 

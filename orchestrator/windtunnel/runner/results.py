@@ -13,12 +13,15 @@ a crash can at worst leave an unterminated last line, which readers skip and wri
 
 from __future__ import annotations
 
+import errno
+import functools
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import msgspec
 
+from ..canonical import scrub_surrogates
 from ..errors import InputError
 from .html_report import render_report
 from .junit import render_junit
@@ -119,17 +122,32 @@ class RunWriter:
         return path
 
     def write(self, trace: Trace) -> Path:
-        """Persist one finished unit: its trace file, then its results line (fsynced)."""
+        """Persist one finished unit: its trace file, then its results line (fsynced).
+
+        A write that fails (a full disk) is an `InputError` naming the file; at worst it leaves
+        an unterminated last line, which readers skip and the next writer cuts off.
+        """
         path = self.trace_path(trace.unit_id)
         trace.trace_file = trace_relpath(trace.unit_id)
-        full = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
-        atomic_write(path, full)
+        try:
+            body = _encoder.encode(trace)
+        except UnicodeEncodeError:
+            # Lone surrogates (an agent's `surrogateescape` text) cannot be UTF-8: keep the unit,
+            # with U+FFFD in their place, in the files and in the reports built from `traces`.
+            trace = msgspec.convert(scrub_surrogates(msgspec.to_builtins(trace)), Trace)
+            body = _encoder.encode(trace)
+        full = msgspec.json.format(body, indent=2) + b"\n"
+        _write_or_fail(path, lambda: atomic_write(path, full))
         row = msgspec.structs.replace(trace, mcp_calls=[])
         line = _encoder.encode(row) + b"\n"
-        with open(self.results_path, "ab") as f:
-            f.write(line)
-            f.flush()
-            os.fsync(f.fileno())
+
+        def append() -> None:
+            with open(self.results_path, "ab") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+
+        _write_or_fail(self.results_path, append)
         self._traces[trace.unit_id] = trace
         return path
 
@@ -138,10 +156,26 @@ class RunWriter:
         traces = self.traces
         summary = summarize(traces, pack=self.pack)
         summary_json = msgspec.json.format(_encoder.encode(summary), indent=2) + b"\n"
-        atomic_write(self.run_dir / "summary.json", summary_json)
-        atomic_write(self.run_dir / "junit.xml", render_junit(traces, summary))
-        atomic_write(self.run_dir / "report.html", render_report(traces, summary).encode())
+        for name, data in (
+            ("summary.json", summary_json),
+            ("junit.xml", render_junit(traces, summary)),
+            ("report.html", render_report(traces, summary).encode()),
+        ):
+            target = self.run_dir / name
+            _write_or_fail(target, functools.partial(atomic_write, target, data))
         return summary
+
+
+def _write_or_fail(path: Path, write: Callable[[], None]) -> None:
+    try:
+        write()
+    except OSError as exc:
+        hint = ""
+        if exc.errno == errno.EMFILE:
+            hint = "; raise the open-file limit (ulimit -n) or lower --concurrency"
+        raise InputError(
+            f"cannot write: {exc.strerror or exc}{hint}", file=os.fspath(path)
+        ) from None
 
 
 def _load_trace_file(run_dir: Path, row: Trace) -> Trace:

@@ -114,10 +114,7 @@ def default_mcp_factory(scenario: Scenario) -> dict[str, RecordedMCPServer]:
     """One `RecordedMCPServer` per upstream, named after it; universes load here, lazily."""
     servers: dict[str, RecordedMCPServer] = {}
     for name, source in scenario.upstreams.items():
-        server = RecordedMCPServer(source, name=name)
-        # Divergence events of this server then name the scenario they belong to.
-        server.replay.scenario = scenario.name
-        servers[name] = server
+        servers[name] = RecordedMCPServer(source, name=name, scenario=scenario.name)
     return servers
 
 
