@@ -135,13 +135,19 @@ def write_run(target: Path, traces: list[Trace], pack: str) -> Summary:
     """
     writer = RunWriter(target, pack=pack)
     lines = []
-    for trace in traces:
-        trace.trace_file = trace_relpath(trace.unit_id)
-        data = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
-        writer.trace_path(trace.unit_id).write_bytes(data)
-        lines.append(_encoder.encode(msgspec.structs.replace(trace, mcp_calls=[])) + b"\n")
-    os.sync()
-    atomic_write(target / RESULTS_FILE, b"".join(lines))
+    path = target / RESULTS_FILE
+    try:
+        for trace in traces:
+            trace.trace_file = trace_relpath(trace.unit_id)
+            data = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
+            path = writer.trace_path(trace.unit_id)
+            path.write_bytes(data)
+            lines.append(_encoder.encode(msgspec.structs.replace(trace, mcp_calls=[])) + b"\n")
+        os.sync()
+        path = target / RESULTS_FILE
+        atomic_write(path, b"".join(lines))
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
     return RunWriter(target, pack=pack).finish()
 
 
