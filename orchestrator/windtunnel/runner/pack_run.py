@@ -23,6 +23,9 @@ from .units import WorkUnit, plan_units
 __all__ = ["PackRunOptions", "run_pack"]
 
 
+WRITE_BATCH = 64
+
+
 @dataclass(frozen=True)
 class PackRunOptions:
     """How to run a pack (`wt run` options)."""
@@ -144,10 +147,18 @@ async def _run_units(
         with trio.CancelScope(shield=True):
             async with receive_traces:
                 async for trace in receive_traces:
-                    await trio.to_thread.run_sync(writer.write, trace)
-                    progress.unit_finished(trace)
-                    if on_trace is not None:
-                        on_trace(trace)
+                    # Units that finished meanwhile share one directory fsync and one append.
+                    batch = [trace]
+                    while len(batch) < WRITE_BATCH:
+                        try:
+                            batch.append(receive_traces.receive_nowait())
+                        except (trio.WouldBlock, trio.EndOfChannel):
+                            break
+                    await trio.to_thread.run_sync(writer.write_many, batch)
+                    for written in batch:
+                        progress.unit_finished(written)
+                        if on_trace is not None:
+                            on_trace(written)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(write_all)

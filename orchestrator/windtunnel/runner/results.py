@@ -43,8 +43,12 @@ _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Trace)
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file, fsync, then rename: readers see the old file or the new."""
+def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+    """Write via a temporary file, fsync, then rename: readers see the old file or the new.
+
+    `sync_dir=False` leaves making the rename durable to the caller (one directory fsync for a
+    batch of files).
+    """
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         with open(tmp, "wb") as f:
@@ -55,7 +59,8 @@ def atomic_write(path: Path, data: bytes) -> None:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
-    _fsync_dir(path.parent)
+    if sync_dir:
+        _fsync_dir(path.parent)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -127,29 +132,41 @@ class RunWriter:
         A write that fails (a full disk) is an `InputError` naming the file; at worst it leaves
         an unterminated last line, which readers skip and the next writer cuts off.
         """
-        path = self.trace_path(trace.unit_id)
-        trace.trace_file = trace_relpath(trace.unit_id)
-        try:
-            body = _encoder.encode(trace)
-        except UnicodeEncodeError:
-            # Lone surrogates (an agent's `surrogateescape` text) cannot be UTF-8: keep the unit,
-            # with U+FFFD in their place, in the files and in the reports built from `traces`.
-            trace = msgspec.convert(scrub_surrogates(msgspec.to_builtins(trace)), Trace)
-            body = _encoder.encode(trace)
-        full = msgspec.json.format(body, indent=2) + b"\n"
-        _write_or_fail(path, lambda: atomic_write(path, full))
-        row = msgspec.structs.replace(trace, mcp_calls=[])
-        line = _encoder.encode(row) + b"\n"
+        return self.write_many([trace])[0]
+
+    def write_many(self, traces: list[Trace]) -> list[Path]:
+        """Persist units that finished together: every trace file (each fsynced), one directory
+        fsync, then their results lines in one append and one fsync. A line never reaches disk
+        before its trace file; concurrent finishes cost two shared fsyncs instead of two each."""
+        paths: list[Path] = []
+        lines: list[bytes] = []
+        for index, trace in enumerate(traces):
+            path = self.trace_path(trace.unit_id)
+            trace.trace_file = trace_relpath(trace.unit_id)
+            try:
+                body = _encoder.encode(trace)
+            except UnicodeEncodeError:
+                # Lone surrogates (an agent's `surrogateescape` text) cannot be UTF-8: keep the
+                # unit, with U+FFFD in their place, in the files and in the reports.
+                trace = msgspec.convert(scrub_surrogates(msgspec.to_builtins(trace)), Trace)
+                traces[index] = trace
+                body = _encoder.encode(trace)
+            full = msgspec.json.format(body, indent=2) + b"\n"
+            _write_or_fail(path, lambda: atomic_write(path, full, sync_dir=False))  # noqa: B023
+            paths.append(path)
+            lines.append(_encoder.encode(msgspec.structs.replace(trace, mcp_calls=[])) + b"\n")
+        _fsync_dir(self.traces_dir)
 
         def append() -> None:
             with open(self.results_path, "ab") as f:
-                f.write(line)
+                f.write(b"".join(lines))
                 f.flush()
                 os.fsync(f.fileno())
 
         _write_or_fail(self.results_path, append)
-        self._traces[trace.unit_id] = trace
-        return path
+        for trace in traces:
+            self._traces[trace.unit_id] = trace
+        return paths
 
     def finish(self) -> Summary:
         """Write `summary.json`, `junit.xml` and `report.html` over every finished unit."""
