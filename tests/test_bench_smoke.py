@@ -21,16 +21,8 @@ METRICS = {
     "nearest_us",
     "nearest_p99_us",
     "nearest_adversarial_us",
-    "proposed_load_s",
-    "proposed_index_build_s",
-    "proposed_exact_resolve_per_s",
-    "proposed_keyed_resolve_per_s",
-    "proposed_call_tool_per_s",
-    "proposed_nearest_us",
-    "proposed_nearest_p99_us",
-    "proposed_nearest_adversarial_us",
 }
-RATIOS = {"exact_vs_dict", "keyed_vs_dict", "call_tool_vs_dict", "proposed_exact_vs_dict"}
+RATIOS = {"exact_vs_dict", "keyed_vs_dict", "call_tool_vs_dict"}
 SPREAD = {"median", "min", "max", "q1", "q3", "n"}
 
 
