@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from . import capacity, core, fleet, pack, serve
+from . import capacity, core, fleet, pack, peers, serve
 from .report import update_section, write_json
 
 __all__ = ["main"]
 
 # One module per benchmark; each has NAME, HELP, add_arguments(parser) and run(options).
-BENCHMARKS: tuple[ModuleType, ...] = (core, serve, fleet, pack, capacity)
+BENCHMARKS: tuple[ModuleType, ...] = (core, serve, fleet, pack, peers, capacity)
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:

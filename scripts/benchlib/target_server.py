@@ -4,6 +4,7 @@
     target_server.py recorded UNIVERSE [--profile OUT]   our RecordedMCPServer, Streamable HTTP
     target_server.py canned ANSWERS [--profile OUT]      hypercorn on Trio, canned bytes, no MCP
     target_server.py stdio-canned ANSWERS                a stdio JSON-RPC responder, no SDK
+    target_server.py http-raw ANSWERS                    a minimal asyncio HTTP/1.1 responder
 
 HTTP targets print their URL on stdout once bound and stop when stdin closes; with `--profile`
 they write cProfile stats to OUT on the way out. The stdio responder serves stdin/stdout.
@@ -31,6 +32,54 @@ def _stdio_canned(answers_path: str) -> None:
         if reply is not None:
             write(reply + b"\n")
             flush()
+
+
+def _http_raw(answers_path: str) -> None:
+    """The least an HTTP server can do: read a request, write the canned reply (keep-alive)."""
+    import asyncio
+    import threading
+
+    from benchlib.targets import canned_reply
+
+    answers = json.loads(Path(answers_path).read_text())
+
+    async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                length = 0
+                method = head.split(b" ", 1)[0]
+                for line in head.split(b"\r\n"):
+                    if line[:15].lower() == b"content-length:":
+                        length = int(line[15:])
+                body = await reader.readexactly(length) if length else b""
+                reply = canned_reply(answers, body) if method == b"POST" and body else None
+                if reply is None:
+                    writer.write(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
+                else:
+                    writer.write(
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
+                        % len(reply)
+                        + reply
+                    )
+        except (asyncio.IncompleteReadError, ConnectionError):
+            pass
+        finally:
+            writer.close()
+
+    async def main() -> None:
+        server = await asyncio.start_server(handle, "127.0.0.1", 0)
+        port = server.sockets[0].getsockname()[1]
+        print(f"http://127.0.0.1:{port}/mcp", flush=True)
+        closed = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        threading.Thread(
+            target=lambda: (sys.stdin.read(), loop.call_soon_threadsafe(closed.set)), daemon=True
+        ).start()
+        await closed.wait()
+        server.close()
+
+    asyncio.run(main())
 
 
 async def _serve_http(kind: str, source: str) -> None:
@@ -87,6 +136,9 @@ def main() -> None:
     kind, source, *rest = sys.argv[1:]
     if kind == "stdio-canned":
         _stdio_canned(source)
+        return
+    if kind == "http-raw":
+        _http_raw(source)
         return
     import trio
 
