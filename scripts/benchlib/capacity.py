@@ -31,7 +31,10 @@ NAME = "capacity"
 HELP = "requests/s and latency under wrk: our Streamable HTTP server vs plain hypercorn on Trio"
 
 CONTENDERS = ("recorded", "canned")
-LABELS = {"recorded": "RecordedMCPServer (stateless JSON)", "canned": "floor: hypercorn Trio, canned bytes"}
+LABELS = {
+    "recorded": "RecordedMCPServer (stateless JSON)",
+    "canned": "floor: hypercorn Trio, canned bytes",
+}
 TARGET = 0.60
 
 
@@ -80,7 +83,9 @@ def parse_wrk(output: str) -> dict[str, float]:
             result[f"p{pct}_us"] = _latency_us(match.group(1))
     errors = re.search(r"Non-2xx or 3xx responses:\s+(\d+)", output)
     result["non_2xx"] = float(errors.group(1)) if errors else 0.0
-    socket = re.search(r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output)
+    socket = re.search(
+        r"Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)", output
+    )
     result["socket_errors"] = float(sum(int(g) for g in socket.groups())) if socket else 0.0
     return result
 
@@ -101,7 +106,9 @@ def run(options: argparse.Namespace) -> BenchResult:
     rounds = options.rounds or (1 if options.quick else 3)
     data = start_data(NAME, options)
     wrk, how = ensure_wrk()
-    data.update(wrk=wrk, wrk_status=how, connections=list(conns), duration_s_per_run=duration, rounds=rounds)
+    data.update(
+        wrk=wrk, wrk_status=how, connections=list(conns), duration_s_per_run=duration, rounds=rounds
+    )
     if wrk is None:
         print(f"capacity: skipped: {how}")
         data["skipped"] = how
@@ -110,7 +117,9 @@ def run(options: argparse.Namespace) -> BenchResult:
         return BenchResult(data, text)
     version = subprocess.run([wrk, "-v"], capture_output=True, text=True, check=False)
     data["wrk_version"] = (version.stdout + version.stderr).strip().splitlines()[0]
-    raw: dict[str, dict[int, list[dict[str, float]]]] = {n: {c: [] for c in conns} for n in CONTENDERS}
+    raw: dict[str, dict[int, list[dict[str, float]]]] = {
+        n: {c: [] for c in conns} for n in CONTENDERS
+    }
     with tempfile.TemporaryDirectory(prefix="bench-capacity-") as tmp:
         work = Path(tmp)
         universe = write_weather_universe(work / "weather.universe.json")
@@ -129,7 +138,16 @@ def run(options: argparse.Namespace) -> BenchResult:
                         server = servers[name]
                         cpu0 = server.cpu_seconds()
                         done = subprocess.run(
-                            [wrk, "-t1", f"-c{c}", f"-d{max(1, round(duration))}s", "--latency", "-s", str(script), server.url],
+                            [
+                                wrk,
+                                "-t1",
+                                f"-c{c}",
+                                f"-d{max(1, round(duration))}s",
+                                "--latency",
+                                "-s",
+                                str(script),
+                                server.url,
+                            ],
                             capture_output=True,
                             text=True,
                             check=False,
@@ -137,7 +155,9 @@ def run(options: argparse.Namespace) -> BenchResult:
                         )
                         sample = parse_wrk(done.stdout)
                         requests = sample["rps"] * duration
-                        sample["server_cpu_us"] = (server.cpu_seconds() - cpu0) / max(requests, 1) * 1e6
+                        sample["server_cpu_us"] = (
+                            (server.cpu_seconds() - cpu0) / max(requests, 1) * 1e6
+                        )
                         raw[name][c].append(sample)
                     print(
                         f"capacity: round {r + 1}/{rounds}, {c} connections: "
@@ -186,11 +206,16 @@ def markdown(data: dict[str, Any]) -> str:
             rps = m["rps"]
             errors = m["non_2xx"]["max"] + m["socket_errors"]["max"]
             out.append(
-                f"| {c} | {LABELS[name]} | {rps['median']:,.0f} [{rps['min']:,.0f} - {rps['max']:,.0f}] "
+                f"| {c} | {LABELS[name]} | {rps['median']:,.0f} "
+                f"[{rps['min']:,.0f} - {rps['max']:,.0f}] "
                 f"| {_ms(m.get('p50_us'))} | {_ms(m.get('p90_us'))} | {_ms(m.get('p99_us'))} "
                 f"| {m['server_cpu_us']['median']:,.0f} | {errors:.0f} |"
             )
-    out += ["", f"Target: ≥ {TARGET:.0%} of the floor's requests/s (median of per-round ratios).", ""]
+    out += [
+        "",
+        f"Target: ≥ {TARGET:.0%} of the floor's requests/s (median of per-round ratios).",
+        "",
+    ]
     out += ["| connections | recorded / floor | verdict |", "|---:|---:|---|"]
     for c, row in data["results"].items():
         out.append(f"| {c} | {row['ratio']:.0%} | **{row['verdict']}** |")

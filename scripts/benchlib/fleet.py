@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -38,7 +37,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=lambda text: tuple(int(n) for n in text.split(",")),
         help="server counts (default 10,100,1000; quick 10,100)",
     )
-    parser.add_argument("--seconds", type=float, help="sustained-call phase per run (default 5; quick 0.5)")
+    parser.add_argument(
+        "--seconds", type=float, help="sustained-call phase per run (default 5; quick 0.5)"
+    )
     parser.add_argument("--rounds", type=int, help="rounds (default 3; quick 1)")
 
 
@@ -54,8 +55,10 @@ def _one(n: int, seconds: float, universe: Path) -> dict[str, float]:
         raise RuntimeError(f"fleet worker for {n} servers failed:\n{done.stderr[-3000:]}")
     sample: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
     if sample["failures"] or sample["logged_calls"] != sample["calls"]:
-        raise RuntimeError(f"fleet of {n}: {sample['failures']} failed calls, "
-                           f"{sample['logged_calls']} logged of {sample['calls']}")
+        raise RuntimeError(
+            f"fleet of {n}: {sample['failures']} failed calls, "
+            f"{sample['logged_calls']} logged of {sample['calls']}"
+        )
     base = sample["rss_before_kb"]
     sample["start_ms_per_server"] = sample["start_s"] / n * 1e3
     sample["start_cpu_ms_per_server"] = sample["start_cpu_s"] / n * 1e3
@@ -86,17 +89,25 @@ def run(options: argparse.Namespace) -> BenchResult:
                     flush=True,
                 )
     keys = [k for k in raw[sizes[0]][0] if isinstance(raw[sizes[0]][0][k], (int, float))]
-    results = {str(n): {k: Spread.of([s[k] for s in raw[n]]).to_json() for k in keys} for n in sizes}
+    results = {
+        str(n): {k: Spread.of([s[k] for s in raw[n]]).to_json() for k in keys} for n in sizes
+    }
     biggest = results[str(sizes[-1])]
     targets = []
     if sizes[-1] >= 1000:
         start = biggest["start_s"]["median"]
         peak = biggest["rss_peak_mb"]["median"]
         targets = [
-            {"text": f"{sizes[-1]:,} servers up in under {TARGET_START_S:g} s", "value": f"{start:.2f} s",
-             "verdict": "PASS" if start < TARGET_START_S else "MISS"},
-            {"text": f"{sizes[-1]:,} servers under 1 GB resident (peak, whole process)",
-             "value": f"{peak:.0f} MB", "verdict": "PASS" if peak < TARGET_RSS_MB else "MISS"},
+            {
+                "text": f"{sizes[-1]:,} servers up in under {TARGET_START_S:g} s",
+                "value": f"{start:.2f} s",
+                "verdict": "PASS" if start < TARGET_START_S else "MISS",
+            },
+            {
+                "text": f"{sizes[-1]:,} servers under 1 GB resident (peak, whole process)",
+                "value": f"{peak:.0f} MB",
+                "verdict": "PASS" if peak < TARGET_RSS_MB else "MISS",
+            },
         ]
     data.update(
         sizes=list(sizes),
@@ -125,7 +136,8 @@ def run(options: argparse.Namespace) -> BenchResult:
 
 
 def _c(spread: dict[str, Any], fmt: str) -> str:
-    return f"{fmt.format(spread['median'])} [{fmt.format(spread['min'])} - {fmt.format(spread['max'])}]"
+    low, high = fmt.format(spread["min"]), fmt.format(spread["max"])
+    return f"{fmt.format(spread['median'])} [{low} - {high}]"
 
 
 def markdown(data: dict[str, Any], plot_name: str | None) -> str:
@@ -141,22 +153,27 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         f"{data['rounds']} rounds, sizes taking turns; cells median [min - max]. RSS: VmRSS "
         "after start, VmHWM (peak) over the run; per server = (after start - before) / N.",
         "",
-        "| servers | start (wall) | start CPU ms/server | stop (wall) | RSS after start | peak RSS | KB/server | calls/s across all | CPU µs/call (client+server) |",
+        "| servers | start (wall) | start CPU ms/server | stop (wall) | RSS after start "
+        "| peak RSS | KB/server | calls/s across all | CPU µs/call (client+server) |",
         "|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for n, r in data["results"].items():
         out.append(
-            f"| {int(n):,} | {_c(r['start_s'], '{:.3f} s')} | {r['start_cpu_ms_per_server']['median']:.2f} "
-            f"| {_c(r['stop_s'], '{:.3f} s')} | {r['rss_up_mb']['median']:.0f} MB | {r['rss_peak_mb']['median']:.0f} MB "
-            f"| {r['rss_kb_per_server']['median']:.0f} | {_c(r['calls_per_s'], '{:,.0f}')} | {r['cpu_us_per_call']['median']:,.0f} |"
+            f"| {int(n):,} | {_c(r['start_s'], '{:.3f} s')} "
+            f"| {r['start_cpu_ms_per_server']['median']:.2f} "
+            f"| {_c(r['stop_s'], '{:.3f} s')} | {r['rss_up_mb']['median']:.0f} MB "
+            f"| {r['rss_peak_mb']['median']:.0f} MB | {r['rss_kb_per_server']['median']:.0f} "
+            f"| {_c(r['calls_per_s'], '{:,.0f}')} | {r['cpu_us_per_call']['median']:,.0f} |"
         )
     first, last = data["sizes"][0], data["sizes"][-1]
     sc = data["scaling"]
     out += [
         "",
         f"Scaling {first:,} → {last:,} servers (median over median): start cost per server "
-        f"x{sc.get('start_ms_per_server', 0):.2f}, RSS per server x{sc.get('rss_kb_per_server', 0):.2f}, "
-        f"calls/s x{sc.get('calls_per_s', 0):.2f}, CPU per call x{sc.get('cpu_us_per_call', 0):.2f}. "
+        f"x{sc.get('start_ms_per_server', 0):.2f}, "
+        f"RSS per server x{sc.get('rss_kb_per_server', 0):.2f}, "
+        f"calls/s x{sc.get('calls_per_s', 0):.2f}, "
+        f"CPU per call x{sc.get('cpu_us_per_call', 0):.2f}. "
         "Spreading the same call rate over more servers costs more per call: each of the "
         f"{data['clients']} clients holds one connection per server it visits, so at {last:,} "
         "servers most calls land on a connection idle since its last turn (colder caches, more "
@@ -183,7 +200,10 @@ def _plot(data: dict[str, Any], path: Path) -> None:
     def series(ax: Any, key: str, scale: float, label: str, style: str) -> None:
         rows = [res[str(n)][key] for n in sizes]
         med = [r["median"] * scale for r in rows]
-        err = [[(r["median"] - r["min"]) * scale for r in rows], [(r["max"] - r["median"]) * scale for r in rows]]
+        err = [
+            [(r["median"] - r["min"]) * scale for r in rows],
+            [(r["max"] - r["median"]) * scale for r in rows],
+        ]
         ax.errorbar(sizes, med, yerr=err, fmt=style, capsize=3, label=label)
 
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.6))

@@ -74,6 +74,7 @@ def _headers() -> dict[str, str]:
 
 async def main(n: int, seconds: float, universe: str, clients: int) -> dict[str, float]:
     import trio
+
     from benchlib.httpload import CALL_BODY
     from windtunnel.actors.fleet import open_fleet
     from windtunnel.mcp.recorded import RecordedMCPServer

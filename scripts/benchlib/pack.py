@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
-import statistics
 import sys
 import tempfile
 import time
@@ -38,7 +37,9 @@ CALLS_PER_UPSTREAM = 2
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--scenarios", type=int, help="scenarios in the pack (default 200; quick 10)")
+    parser.add_argument(
+        "--scenarios", type=int, help="scenarios in the pack (default 200; quick 10)"
+    )
     parser.add_argument(
         "--concurrency",
         type=lambda text: tuple(int(n) for n in text.split(",")),
@@ -80,7 +81,9 @@ def _run_once(pack: Any, run_dir: Path, concurrency: int) -> dict[str, float]:
     passed = _passed(summary)
     n = len(pack.scenarios)
     if passed != n:
-        raise RuntimeError(f"only {passed}/{n} scenarios passed at concurrency {concurrency}; see {run_dir}")
+        raise RuntimeError(
+            f"only {passed}/{n} scenarios passed at concurrency {concurrency}; see {run_dir}"
+        )
     return {"per_s": n / wall, "wall_s": wall, "cpu_ms_per_scenario": cpu / n * 1e3}
 
 
@@ -108,6 +111,7 @@ class _Timers:
 def _instrumented(timers: _Timers) -> Any:
     """Wrap the runner's steps with timers (the bench's own patching; the package is untouched)."""
     import mcp
+
     from windtunnel.actors.fleet import Fleet
     from windtunnel.runner import pack_run
     from windtunnel.runner.results import RunWriter
@@ -193,7 +197,11 @@ def run(options: argparse.Namespace) -> BenchResult:
         for r in range(rounds):
             for c in turns(list(levels), r):
                 raw[c].append(_run_once(pack, work / f"run-{r}-{c}", c))
-                print(f"pack: round {r + 1}/{rounds}, concurrency {c}: {raw[c][-1]['per_s']:.1f} scenarios/s", flush=True)
+                print(
+                    f"pack: round {r + 1}/{rounds}, concurrency {c}: "
+                    f"{raw[c][-1]['per_s']:.1f} scenarios/s",
+                    flush=True,
+                )
         timers = _Timers()
         with _instrumented(timers):
             breakdown_run = _run_once(pack, work / "run-breakdown", 1)
@@ -209,7 +217,8 @@ def run(options: argparse.Namespace) -> BenchResult:
         calls_per_scenario=2 * CALLS_PER_UPSTREAM,
         rounds=rounds,
         results={
-            str(c): {k: Spread.of([s[k] for s in raw[c]]).to_json() for k in raw[c][0]} for c in levels
+            str(c): {k: Spread.of([s[k] for s in raw[c]]).to_json() for k in raw[c][0]}
+            for c in levels
         },
         breakdown_ms_per_unit=per_unit,
         breakdown_run=breakdown_run,
@@ -280,7 +289,10 @@ def _plot(data: dict[str, Any], path: Path) -> None:
     ax.errorbar(
         levels,
         med,
-        yerr=[[m - r["min"] for m, r in zip(med, rows)], [r["max"] - m for m, r in zip(med, rows)]],
+        yerr=[
+            [m - r["min"] for m, r in zip(med, rows, strict=True)],
+            [r["max"] - m for m, r in zip(med, rows, strict=True)],
+        ],
         fmt="o-",
         capsize=3,
     )

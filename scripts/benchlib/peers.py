@@ -43,14 +43,24 @@ import trio
 
 from .measure import Spread, turns
 from .report import BenchResult, finish_data, header, start_data
-from .targets import CALL_ARGS, EXPECTED, TOOL, TARGET_SERVER, capture_answers, write_weather_universe
+from .targets import (
+    CALL_ARGS,
+    EXPECTED,
+    TARGET_SERVER,
+    TOOL,
+    capture_answers,
+    write_weather_universe,
+)
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "peers"
 HELP = "SDK client end to end over stdio and HTTP: our server vs peer replay tools vs a ceiling"
 
-CACHE = Path(os.environ.get("WINDTUNNEL_BENCH_CACHE", Path.home() / ".cache" / "windtunnel-bench")) / "peers"
+CACHE = (
+    Path(os.environ.get("WINDTUNNEL_BENCH_CACHE", Path.home() / ".cache" / "windtunnel-bench"))
+    / "peers"
+)
 ROOT = Path(__file__).resolve().parents[2]
 ERAS = ("legacy", "auto")
 WARMUP = 5
@@ -80,7 +90,9 @@ def _find_python(version: str) -> str | None:
         probe = subprocess.run([found, "-V"], capture_output=True, text=True, check=False)
         if probe.returncode == 0:
             return found
-    candidates = sorted(glob.glob(str(Path.home() / f".pyenv/versions/{version}*/bin/python{version}")))
+    candidates = sorted(
+        glob.glob(str(Path.home() / f".pyenv/versions/{version}*/bin/python{version}"))
+    )
     return candidates[-1] if candidates else None
 
 
@@ -97,7 +109,10 @@ def ensure_peer(peer: Peer, *, install: bool) -> tuple[Path | None, str]:
         return None, f"needs Python ≥ {peer.python}, none found"
     shutil.rmtree(venv, ignore_errors=True)
     venv.parent.mkdir(parents=True, exist_ok=True)
-    steps = [[python, "-m", "venv", str(venv)], [str(venv / "bin/pip"), "install", "-q", *peer.requirements]]
+    steps = [
+        [python, "-m", "venv", str(venv)],
+        [str(venv / "bin/pip"), "install", "-q", *peer.requirements],
+    ]
     for step in steps:
         done = subprocess.run(step, capture_output=True, text=True, check=False, timeout=600)
         if done.returncode != 0:
@@ -147,7 +162,9 @@ def _stop(proc: subprocess.Popen[Any]) -> None:
             stream.close()
 
 
-def _spawn(cmd: list[str], *, stdout_url: bool = False, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def _spawn(
+    cmd: list[str], *, stdout_url: bool = False, env: dict[str, str] | None = None
+) -> subprocess.Popen[str]:
     return subprocess.Popen(
         cmd,
         stdin=subprocess.PIPE,
@@ -181,7 +198,9 @@ def _our_python() -> tuple[str, dict[str, str]]:
     return sys.executable, {"PYTHONPATH": str(ROOT / "orchestrator")}
 
 
-def _http_from_stdout(cmd: list[str], env: dict[str, str] | None = None) -> Callable[[], tuple[subprocess.Popen[str], str]]:
+def _http_from_stdout(
+    cmd: list[str], env: dict[str, str] | None = None
+) -> Callable[[], tuple[subprocess.Popen[str], str]]:
     def start() -> tuple[subprocess.Popen[str], str]:
         proc = _spawn(cmd, stdout_url=True, env=env)
         assert proc.stdout is not None
@@ -194,7 +213,9 @@ def _http_from_stdout(cmd: list[str], env: dict[str, str] | None = None) -> Call
     return start
 
 
-def _http_on_port(make_cmd: Callable[[int], list[str]], path: str, env: dict[str, str] | None = None) -> Callable[[], tuple[subprocess.Popen[str], str]]:
+def _http_on_port(
+    make_cmd: Callable[[int], list[str]], path: str, env: dict[str, str] | None = None
+) -> Callable[[], tuple[subprocess.Popen[str], str]]:
     def start() -> tuple[subprocess.Popen[str], str]:
         port = _free_port()
         proc = _spawn(make_cmd(port), env=env)
@@ -208,7 +229,7 @@ def _http_on_port(make_cmd: Callable[[int], list[str]], path: str, env: dict[str
     return start
 
 
-# -- the client side -----------------------------------------------------------------------------
+# -- the client side ---------------------------------------------------------------------------
 
 
 @contextlib.asynccontextmanager
@@ -270,7 +291,7 @@ def _describe(exc: BaseException) -> str:
     return text[:220]
 
 
-# -- recordings through each peer's own recorder -----------------------------------------------------
+# -- recordings through each peer's own recorder -----------------------------------------------
 
 
 async def _drive(server: Any, era: str, calls: int) -> None:
@@ -289,8 +310,10 @@ def _wt_stdio(universe: Path) -> list[str]:
 async def _record_stdio(command: str, args: list[str], era: str, calls: int) -> None:
     from mcp.client.stdio import StdioServerParameters
 
-    python, env = _our_python()
-    params = StdioServerParameters(command=command, args=args, env={**os.environ, **env, "MCP_REC_NO_NOTICE": "1"})
+    _, env = _our_python()
+    params = StdioServerParameters(
+        command=command, args=args, env={**os.environ, **env, "MCP_REC_NO_NOTICE": "1"}
+    )
     with trio.fail_after(120):
         await _drive(params, era, calls)
 
@@ -333,13 +356,28 @@ for req, resp in [(init_req, init_resp)] + pairs(frames_path):
 rec = VCRRecording(format_version="1.0.0",
     metadata=VCRMetadata(version="1.0.0", recorded_at=now, transport="stdio"),
     session=VCRSession(initialize_request=JSONRPCRequest(**init_req),
-        initialize_response=JSONRPCResponse(**init_resp), capabilities={}, interactions=interactions))
+        initialize_response=JSONRPCResponse(**init_resp), capabilities={},
+        interactions=interactions))
 open(out, "w").write(rec.model_dump_json(indent=1))
 """
 
 
-async def _record_http(proxy_cmd: list[str], port: int, era: str, calls: int, upstream: subprocess.Popen[str] | None, cwd: Path) -> None:
-    proxy = subprocess.Popen(proxy_cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, start_new_session=True, cwd=cwd)
+async def _record_http(
+    proxy_cmd: list[str],
+    port: int,
+    era: str,
+    calls: int,
+    upstream: subprocess.Popen[str] | None,
+    cwd: Path,
+) -> None:
+    proxy = subprocess.Popen(  # noqa: ASYNC220  # a long-lived child, started once
+        proxy_cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+        cwd=cwd,
+    )
     try:
         await trio.to_thread.run_sync(_wait_port, port, proxy)
         with trio.fail_after(120):
@@ -356,20 +394,54 @@ async def _record_http(proxy_cmd: list[str], port: int, era: str, calls: int, up
             proxy.stderr.close()
 
 
-async def _prepare(work: Path, universe: Path, answers: Path, calls: int, install: bool, only: set[str] | None) -> list[Config]:
+async def _prepare(
+    work: Path, universe: Path, answers: Path, calls: int, install: bool, only: set[str] | None
+) -> list[Config]:
     """Every configuration, with its recording made; failures recorded on the config."""
     python, our_env = _our_python()
     record_calls = calls + WARMUP + 10
     configs: list[Config] = []
     for era in ERAS:
-        configs.append(Config("ceiling", "stdio", era, "ceiling: canned-bytes stdio responder (no SDK)",
-                              stdio=(python, [str(TARGET_SERVER), "stdio-canned", str(answers)], {})))
-        configs.append(Config("windtunnel", "stdio", era, "Wind Tunnel `wt serve --stdio`",
-                              stdio=(python, _wt_stdio(universe), our_env)))
-        configs.append(Config("ceiling", "http", era, "ceiling: minimal HTTP/1.1 responder (asyncio, no SDK)",
-                              start_http=_http_from_stdout([python, str(TARGET_SERVER), "http-raw", str(answers)])))
-        configs.append(Config("windtunnel", "http", era, "Wind Tunnel `wt serve` (Streamable HTTP)",
-                              start_http=_http_from_stdout([python, "-m", "windtunnel", "serve", str(universe)], our_env)))
+        configs.append(
+            Config(
+                "ceiling",
+                "stdio",
+                era,
+                "ceiling: canned-bytes stdio responder (no SDK)",
+                stdio=(python, [str(TARGET_SERVER), "stdio-canned", str(answers)], {}),
+            )
+        )
+        configs.append(
+            Config(
+                "windtunnel",
+                "stdio",
+                era,
+                "Wind Tunnel `wt serve --stdio`",
+                stdio=(python, _wt_stdio(universe), our_env),
+            )
+        )
+        configs.append(
+            Config(
+                "ceiling",
+                "http",
+                era,
+                "ceiling: minimal HTTP/1.1 responder (asyncio, no SDK)",
+                start_http=_http_from_stdout(
+                    [python, str(TARGET_SERVER), "http-raw", str(answers)]
+                ),
+            )
+        )
+        configs.append(
+            Config(
+                "windtunnel",
+                "http",
+                era,
+                "Wind Tunnel `wt serve` (Streamable HTTP)",
+                start_http=_http_from_stdout(
+                    [python, "-m", "windtunnel", "serve", str(universe)], our_env
+                ),
+            )
+        )
 
     bins: dict[str, Path | None] = {}
     reasons: dict[str, str] = {}
@@ -377,7 +449,9 @@ async def _prepare(work: Path, universe: Path, answers: Path, calls: int, instal
         if only is not None and name not in only:
             bins[name], reasons[name] = None, "not selected (--peers)"
             continue
-        bins[name], reasons[name] = await trio.to_thread.run_sync(lambda p=peer: ensure_peer(p, install=install))
+        bins[name], reasons[name] = await trio.to_thread.run_sync(
+            lambda p=peer: ensure_peer(p, install=install)
+        )
         print(f"peers: {name}: {reasons[name]}", flush=True)
 
     def failed(name: str, transport: str, label: str, why: str) -> None:
@@ -394,12 +468,36 @@ async def _prepare(work: Path, universe: Path, answers: Path, calls: int, instal
             log = work / f"mcprec-{era}.jsonl"
             label = "mcp-rec replay (consume-once)"
             try:
-                await _record_stdio(str(rec_bin / "mcp-rec"), ["record", "-o", str(log), "--", python, *_wt_stdio(universe)], era, record_calls)
+                await _record_stdio(
+                    str(rec_bin / "mcp-rec"),
+                    ["record", "-o", str(log), "--", python, *_wt_stdio(universe)],
+                    era,
+                    record_calls,
+                )
                 rec_logs[era] = log
-                configs.append(Config("mcp-rec", "stdio", era, label,
-                                      stdio=(str(rec_bin / "mcp-rec"), ["replay", str(log)], {"MCP_REC_NO_NOTICE": "1"})))
-            except Exception as exc:  # noqa: BLE001  # a row with the reason
-                configs.append(Config("mcp-rec", "stdio", era, label, failure=f"recording failed: {_describe(exc)}"))
+                configs.append(
+                    Config(
+                        "mcp-rec",
+                        "stdio",
+                        era,
+                        label,
+                        stdio=(
+                            str(rec_bin / "mcp-rec"),
+                            ["replay", str(log)],
+                            {"MCP_REC_NO_NOTICE": "1"},
+                        ),
+                    )
+                )
+            except Exception as exc:  # a row with the reason
+                configs.append(
+                    Config(
+                        "mcp-rec",
+                        "stdio",
+                        era,
+                        label,
+                        failure=f"recording failed: {_describe(exc)}",
+                    )
+                )
 
     # mcp-cassette: its stdio wrapper and its HTTP reverse proxy, both in front of `wt serve`.
     cas_bin = bins["mcp-cassette"]
@@ -412,23 +510,89 @@ async def _prepare(work: Path, universe: Path, answers: Path, calls: int, instal
             path = work / f"cassette-stdio-{era}.json"
             label = "mcp-cassette serve (stdio, per_method)"
             try:
-                await _record_stdio(cassette, ["record", "--cassette", str(path), "--no-default-redactions", "--", python, *_wt_stdio(universe)], era, record_calls)
-                configs.append(Config("mcp-cassette", "stdio", era, label, stdio=(cassette, ["serve", str(path)], {})))
-            except Exception as exc:  # noqa: BLE001
-                configs.append(Config("mcp-cassette", "stdio", era, label, failure=f"recording failed: {_describe(exc)}"))
+                await _record_stdio(
+                    cassette,
+                    [
+                        "record",
+                        "--cassette",
+                        str(path),
+                        "--no-default-redactions",
+                        "--",
+                        python,
+                        *_wt_stdio(universe),
+                    ],
+                    era,
+                    record_calls,
+                )
+                configs.append(
+                    Config(
+                        "mcp-cassette",
+                        "stdio",
+                        era,
+                        label,
+                        stdio=(cassette, ["serve", str(path)], {}),
+                    )
+                )
+            except Exception as exc:
+                configs.append(
+                    Config(
+                        "mcp-cassette",
+                        "stdio",
+                        era,
+                        label,
+                        failure=f"recording failed: {_describe(exc)}",
+                    )
+                )
         for era in ERAS:
             path = work / f"cassette-http-{era}.json"
             label = "mcp-cassette serve (Streamable HTTP, per_method)"
-            upstream, url = _http_from_stdout([python, "-m", "windtunnel", "serve", str(universe)], our_env)()
+            upstream, url = _http_from_stdout(
+                [python, "-m", "windtunnel", "serve", str(universe)], our_env
+            )()
             try:
                 port = _free_port()
-                await _record_http([cassette, "record", "--cassette", str(path), "--no-default-redactions", "--url", url, "--port", str(port)], port, era, record_calls, upstream, work)
+                await _record_http(
+                    [
+                        cassette,
+                        "record",
+                        "--cassette",
+                        str(path),
+                        "--no-default-redactions",
+                        "--url",
+                        url,
+                        "--port",
+                        str(port),
+                    ],
+                    port,
+                    era,
+                    record_calls,
+                    upstream,
+                    work,
+                )
                 if not path.exists():
                     raise RuntimeError("the recorder wrote no cassette")
-                configs.append(Config("mcp-cassette", "http", era, label,
-                                      start_http=_http_on_port(lambda p, path=path: [cassette, "serve", str(path), "--port", str(p)], "/mcp")))
-            except Exception as exc:  # noqa: BLE001
-                configs.append(Config("mcp-cassette", "http", era, label, failure=f"recording failed: {_describe(exc)}"))
+                configs.append(
+                    Config(
+                        "mcp-cassette",
+                        "http",
+                        era,
+                        label,
+                        start_http=_http_on_port(
+                            lambda p, path=path: [cassette, "serve", str(path), "--port", str(p)],
+                            "/mcp",
+                        ),
+                    )
+                )
+            except Exception as exc:
+                configs.append(
+                    Config(
+                        "mcp-cassette",
+                        "http",
+                        era,
+                        label,
+                        failure=f"recording failed: {_describe(exc)}",
+                    )
+                )
             finally:
                 _stop(upstream)
 
@@ -436,7 +600,11 @@ async def _prepare(work: Path, universe: Path, answers: Path, calls: int, instal
     # with pipe clients); replayed over stdio and its legacy HTTP+SSE transport.
     vcr_bin = bins["agent-vcr"]
     if vcr_bin is None or not rec_logs:
-        why = reasons["agent-vcr"] if vcr_bin is None else "needs mcp-rec's wire log to build its cassette"
+        why = (
+            reasons["agent-vcr"]
+            if vcr_bin is None
+            else "needs mcp-rec's wire log to build its cassette"
+        )
         failed("agent-vcr", "stdio", "agent-vcr replay", why)
         failed("agent-vcr", "http", "agent-vcr replay (legacy HTTP+SSE)", why)
     else:
@@ -446,18 +614,67 @@ async def _prepare(work: Path, universe: Path, answers: Path, calls: int, instal
             vcr = work / f"agentvcr-{era}.vcr"
             build = None
             if era in rec_logs and "legacy" in rec_logs:
-                build = subprocess.run([str(vcr_bin / "python"), str(builder), str(rec_logs[era]), str(rec_logs["legacy"]), str(vcr)],
-                                       capture_output=True, text=True, check=False)
+                build = subprocess.run(  # noqa: ASYNC221  # setup, not timed
+                    [
+                        str(vcr_bin / "python"),
+                        str(builder),
+                        str(rec_logs[era]),
+                        str(rec_logs["legacy"]),
+                        str(vcr),
+                    ],
+                    capture_output=True,
+                    text=True,
+                    check=False,
+                )
             agent_vcr = str(vcr_bin / "agent-vcr")
             if build is None or build.returncode != 0:
-                why = "no wire log" if build is None else f"building the cassette failed: {build.stderr.strip()[-200:]}"
-                configs.append(Config("agent-vcr", "stdio", era, "agent-vcr replay (stdio)", failure=why))
-                configs.append(Config("agent-vcr", "http", era, "agent-vcr replay (legacy HTTP+SSE)", failure=why))
+                why = (
+                    "no wire log"
+                    if build is None
+                    else f"building the cassette failed: {build.stderr.strip()[-200:]}"
+                )
+                configs.append(
+                    Config("agent-vcr", "stdio", era, "agent-vcr replay (stdio)", failure=why)
+                )
+                configs.append(
+                    Config(
+                        "agent-vcr", "http", era, "agent-vcr replay (legacy HTTP+SSE)", failure=why
+                    )
+                )
                 continue
-            configs.append(Config("agent-vcr", "stdio", era, "agent-vcr replay (stdio, method_and_params)",
-                                  stdio=(agent_vcr, ["replay", "--file", str(vcr), "--transport", "stdio"], {})))
-            configs.append(Config("agent-vcr", "http", era, "agent-vcr replay (legacy HTTP+SSE)", sse=True,
-                                  start_http=_http_on_port(lambda p, vcr=vcr: [agent_vcr, "replay", "--file", str(vcr), "--transport", "sse", "--host", "127.0.0.1", "--port", str(p)], "/sse")))
+            configs.append(
+                Config(
+                    "agent-vcr",
+                    "stdio",
+                    era,
+                    "agent-vcr replay (stdio, method_and_params)",
+                    stdio=(agent_vcr, ["replay", "--file", str(vcr), "--transport", "stdio"], {}),
+                )
+            )
+            configs.append(
+                Config(
+                    "agent-vcr",
+                    "http",
+                    era,
+                    "agent-vcr replay (legacy HTTP+SSE)",
+                    sse=True,
+                    start_http=_http_on_port(
+                        lambda p, vcr=vcr, agent_vcr=agent_vcr: [
+                            agent_vcr,
+                            "replay",
+                            "--file",
+                            str(vcr),
+                            "--transport",
+                            "sse",
+                            "--host",
+                            "127.0.0.1",
+                            "--port",
+                            str(p),
+                        ],
+                        "/sse",
+                    ),
+                )
+            )
 
     # mcp-recorder: its HTTP proxy wrapping `wt serve --stdio`; bind forced to loopback.
     recd_bin = bins["mcp-recorder"]
@@ -473,25 +690,75 @@ async def _prepare(work: Path, universe: Path, answers: Path, calls: int, instal
             port = _free_port()
             target = " ".join([python, *_wt_stdio(universe)])
             try:
-                await _record_http([rpython, str(wrapper), "record", "--target-stdio", target, "--target-env", f"PYTHONPATH={our_env['PYTHONPATH']}",
-                                    "--port", str(port), "--output", str(path)], port, era, record_calls, None, work)
+                await _record_http(
+                    [
+                        rpython,
+                        str(wrapper),
+                        "record",
+                        "--target-stdio",
+                        target,
+                        "--target-env",
+                        f"PYTHONPATH={our_env['PYTHONPATH']}",
+                        "--port",
+                        str(port),
+                        "--output",
+                        str(path),
+                    ],
+                    port,
+                    era,
+                    record_calls,
+                    None,
+                    work,
+                )
                 if not path.exists():
                     raise RuntimeError("the recorder wrote no cassette")
-                configs.append(Config("mcp-recorder", "http", era, label,
-                                      start_http=_http_on_port(lambda p, path=path: [rpython, str(wrapper), "replay", "--cassette", str(path), "--port", str(p)], "/mcp")))
-            except Exception as exc:  # noqa: BLE001
-                configs.append(Config("mcp-recorder", "http", era, label, failure=f"recording failed: {_describe(exc)}"))
+                configs.append(
+                    Config(
+                        "mcp-recorder",
+                        "http",
+                        era,
+                        label,
+                        start_http=_http_on_port(
+                            lambda p, path=path: [
+                                rpython,
+                                str(wrapper),
+                                "replay",
+                                "--cassette",
+                                str(path),
+                                "--port",
+                                str(p),
+                            ],
+                            "/mcp",
+                        ),
+                    )
+                )
+            except Exception as exc:
+                configs.append(
+                    Config(
+                        "mcp-recorder",
+                        "http",
+                        era,
+                        label,
+                        failure=f"recording failed: {_describe(exc)}",
+                    )
+                )
     return configs
 
 
-# -- the run -----------------------------------------------------------------------------------------
+# -- the run -----------------------------------------------------------------------------------
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--calls", type=int, help="timed calls per measurement (default 300; quick 20)")
+    parser.add_argument(
+        "--calls", type=int, help="timed calls per measurement (default 300; quick 20)"
+    )
     parser.add_argument("--rounds", type=int, help="rounds (default 3; quick 1)")
     parser.add_argument("--peers", help="comma-separated peers to include (default: all)")
-    parser.add_argument("--no-install", action="store_true", help="use cached peer venvs only (quick mode implies it)")
+    parser.add_argument(
+        "--no-install",
+        action="store_true",
+        help="use cached peer venvs only (quick mode implies it)",
+    )
 
 
 def _key(c: Config) -> str:
@@ -519,18 +786,33 @@ async def _run(options: argparse.Namespace, data: dict[str, Any]) -> None:
                     continue
                 try:
                     samples[key].append(await _measure(config, calls))
-                except Exception as exc:  # noqa: BLE001  # a measured failure is a row
+                except Exception as exc:  # a measured failure is a row
                     errors[key] = _describe(exc)
-                print(f"peers: round {r + 1}/{rounds} {key}: "
-                      + (f"{samples[key][-1]['per_s']:,.0f}/s" if key not in errors else f"FAILED {errors[key]}"), flush=True)
+                print(
+                    f"peers: round {r + 1}/{rounds} {key}: "
+                    + (
+                        f"{samples[key][-1]['per_s']:,.0f}/s"
+                        if key not in errors
+                        else f"FAILED {errors[key]}"
+                    ),
+                    flush=True,
+                )
     rows = []
     for c in configs:
         key = _key(c)
-        row: dict[str, Any] = {"key": key, "name": c.name, "transport": c.transport, "era": c.era, "label": c.label}
+        row: dict[str, Any] = {
+            "key": key,
+            "name": c.name,
+            "transport": c.transport,
+            "era": c.era,
+            "label": c.label,
+        }
         if c.failure or key in errors:
             row["failure"] = c.failure or errors[key]
         else:
-            row["metrics"] = {k: Spread.of([s[k] for s in samples[key]]).to_json() for k in samples[key][0]}
+            row["metrics"] = {
+                k: Spread.of([s[k] for s in samples[key]]).to_json() for k in samples[key][0]
+            }
             row["raw_per_s"] = [s["per_s"] for s in samples[key]]
         rows.append(row)
     _relate(rows)
@@ -539,7 +821,9 @@ async def _run(options: argparse.Namespace, data: dict[str, Any]) -> None:
 
 def _relate(rows: list[dict[str, Any]]) -> None:
     """Each row as a % of its transport/era ceiling: median of per-round ratios."""
-    ceilings = {(r["transport"], r["era"]): r for r in rows if r["name"] == "ceiling" and "metrics" in r}
+    ceilings = {
+        (r["transport"], r["era"]): r for r in rows if r["name"] == "ceiling" and "metrics" in r
+    }
     for row in rows:
         ceiling = ceilings.get((row["transport"], row["era"]))
         if "metrics" not in row or ceiling is None:
@@ -552,18 +836,42 @@ def _verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     out = []
     for transport, limit in TARGETS.items():
         for era in ERAS:
-            ours = next((r for r in rows if r["name"] == "windtunnel" and r["transport"] == transport and r["era"] == era), None)
+            ours = next(
+                (
+                    r
+                    for r in rows
+                    if r["name"] == "windtunnel" and r["transport"] == transport and r["era"] == era
+                ),
+                None,
+            )
             if ours is None or "of_ceiling" not in ours:
                 continue
-            out.append({"target": f"≥ {limit:.0%} of the {transport} ceiling ({era})", "value": f"{ours['of_ceiling']:.0%}",
-                        "verdict": "PASS" if ours["of_ceiling"] >= limit else "MISS"})
-            peers = [r for r in rows if r["transport"] == transport and r["era"] == era and r["name"] not in ("ceiling", "windtunnel") and "metrics" in r]
+            out.append(
+                {
+                    "target": f"≥ {limit:.0%} of the {transport} ceiling ({era})",
+                    "value": f"{ours['of_ceiling']:.0%}",
+                    "verdict": "PASS" if ours["of_ceiling"] >= limit else "MISS",
+                }
+            )
+            peers = [
+                r
+                for r in rows
+                if r["transport"] == transport
+                and r["era"] == era
+                and r["name"] not in ("ceiling", "windtunnel")
+                and "metrics" in r
+            ]
             if peers:
                 best = max(peers, key=lambda r: r["metrics"]["per_s"]["median"])
                 ahead = ours["metrics"]["per_s"]["median"] > best["metrics"]["per_s"]["median"]
-                out.append({"target": f"ahead of every peer on {transport} ({era})",
-                            "value": f"ours {ours['metrics']['per_s']['median']:,.0f}/s vs best peer {best['name']} {best['metrics']['per_s']['median']:,.0f}/s",
-                            "verdict": "PASS" if ahead else "MISS"})
+                out.append(
+                    {
+                        "target": f"ahead of every peer on {transport} ({era})",
+                        "value": f"ours {ours['metrics']['per_s']['median']:,.0f}/s vs best "
+                        f"peer {best['name']} {best['metrics']['per_s']['median']:,.0f}/s",
+                        "verdict": "PASS" if ahead else "MISS",
+                    }
+                )
     return out
 
 
@@ -583,7 +891,7 @@ def markdown(data: dict[str, Any]) -> str:
         "`mcp.Client` (mcp 2.3.0, this process, Trio) after `list_tools` and "
         f"{data['warmup']} warm-up calls, every result checked; a fresh server per measurement; "
         f"{data['rounds']} rounds, configurations taking turns; cells median [min - max]. "
-        "`legacy` is `mode=\"legacy\"` (the `initialize` handshake); `auto` is the default "
+        '`legacy` is `mode="legacy"` (the `initialize` handshake); `auto` is the default '
         "(probes `server/discover`, the 2026-07-28 era, `_meta` stamped on every request). "
         "Each peer serves a recording made through its own recorder in front of `wt serve` "
         "(agent-vcr: built with its models from mcp-rec's wire log, one interaction per "
@@ -594,7 +902,12 @@ def markdown(data: dict[str, Any]) -> str:
         "",
     ]
     for transport in ("stdio", "http"):
-        out += [f"### {transport}", "", "| server | era | calls/s | µs/call | % of ceiling | connect |", "|---|---|---:|---:|---:|---:|"]
+        out += [
+            f"### {transport}",
+            "",
+            "| server | era | calls/s | µs/call | % of ceiling | connect |",
+            "|---|---|---:|---:|---:|---:|",
+        ]
         for era in ERAS:
             for row in data["rows"]:
                 if row["transport"] != transport or row["era"] != era:
@@ -607,8 +920,10 @@ def markdown(data: dict[str, Any]) -> str:
                 pct = f"{row['of_ceiling']:.0%}" if "of_ceiling" in row else "—"
                 name = f"**{row['label']}**" if row["name"] == "windtunnel" else row["label"]
                 out.append(
-                    f"| {name} | {era} | {rate['median']:,.0f} [{rate['min']:,.0f} - {rate['max']:,.0f}] "
-                    f"| {m['us_per_call']['median']:,.0f} | {pct} | {m['connect_s']['median'] * 1e3:,.0f} ms |"
+                    f"| {name} | {era} | {rate['median']:,.0f} "
+                    f"[{rate['min']:,.0f} - {rate['max']:,.0f}] "
+                    f"| {m['us_per_call']['median']:,.0f} | {pct} "
+                    f"| {m['connect_s']['median'] * 1e3:,.0f} ms |"
                 )
         out.append("")
     out += ["### Targets", "", "| target | measured | verdict |", "|---|---|---|"]

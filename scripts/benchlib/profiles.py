@@ -54,7 +54,11 @@ def summarize(path: Path, *, calls: int, top: int = 12) -> dict[str, Any]:
     idle = 0.0
     for (filename, line, name), (_cc, _nc, tottime, cumtime, _callers) in raw.items():
         label = f"{Path(filename).name}:{line}({name})" if filename != "~" else name
-        if "poll" in name or "select" in name or name in ("<method 'acquire' of '_thread.lock' objects>",):
+        if (
+            "poll" in name
+            or "select" in name
+            or name in ("<method 'acquire' of '_thread.lock' objects>",)
+        ):
             idle += tottime
             continue
         bucket = _builtin_bucket(name) if filename == "~" else _bucket(filename)
@@ -72,7 +76,11 @@ def summarize(path: Path, *, calls: int, top: int = 12) -> dict[str, Any]:
             for name, s in sorted(buckets.items(), key=lambda kv: -kv[1])
         },
         "top_self": [
-            {"function": label, "self_us_per_call": t / calls * 1e6, "cum_us_per_call": c / calls * 1e6}
+            {
+                "function": label,
+                "self_us_per_call": t / calls * 1e6,
+                "cum_us_per_call": c / calls * 1e6,
+            }
             for t, c, label in functions[:top]
         ],
     }

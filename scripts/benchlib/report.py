@@ -99,12 +99,14 @@ def header(title: str, data: dict[str, Any]) -> list[str]:
     start, end = m["load_average_1m"], data.get("load_average_1m_end")
     if start is not None and end is not None:
         line += f" Load average (1 min) {start:.2f} at the start, {end:.2f} at the end" + (
-            ": other work shared the CPUs, expect noise." if max(start, end) > 0.5 * m["nproc"] else "."
+            ": other work shared the CPUs, expect noise."
+            if max(start, end) > 0.5 * m["nproc"]
+            else "."
         )
     out = [f"## {title}", "", line, "", f"Command: `{data['command']}`"]
     if data.get("quick"):
         out += ["", "**Quick run (smoke-test sizes): these numbers say nothing about speed.**"]
-    return out + [""]
+    return [*out, ""]
 
 
 def start_data(name: str, options: Any) -> dict[str, Any]:

@@ -27,7 +27,10 @@ from .targets import ServerProcess, capture_answers, write_weather_universe
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "serve"
-HELP = "tools/call over Streamable HTTP: RecordedMCPServer vs canned bytes on the same hypercorn/Trio stack"
+HELP = (
+    "tools/call over Streamable HTTP: RecordedMCPServer vs canned bytes "
+    "on the same hypercorn/Trio stack"
+)
 
 CONTENDERS = ("recorded", "canned")
 LABELS = {
@@ -36,13 +39,14 @@ LABELS = {
 }
 
 # Cumulative cost of the layers we can name, per call (cProfile, so inflated alike).
+_MANAGER = "mcp/server/streamable_http_manager.py"
 LAYERS = {
-    "hypercorn: HTTP/1.1 stream handling (whole request)": "hypercorn/protocol/http_stream.py:handle",
-    "SDK session manager: one stateless request (whole ASGI app call)": "mcp/server/streamable_http_manager.py:handle_request",
-    "SDK: per-request stateless transport + server task": "mcp/server/streamable_http_manager.py:run_stateless_server",
+    "hypercorn: HTTP/1.1 stream handling": "hypercorn/protocol/http_stream.py:handle",
+    "SDK session manager: one stateless request": f"{_MANAGER}:handle_request",
+    "SDK: per-request stateless transport + server task": f"{_MANAGER}:run_stateless_server",
     "our on_call_tool handler (answer + result mapping)": "windtunnel/mcp/_bridge.py:on_call_tool",
     "our Replay.call (matcher + call log)": "windtunnel/replay.py:call",
-    "our to_call_tool_result (pydantic model_validate)": "windtunnel/mcp/_bridge.py:to_call_tool_result",
+    "our to_call_tool_result (pydantic)": "windtunnel/mcp/_bridge.py:to_call_tool_result",
 }
 
 
@@ -60,7 +64,11 @@ def _round(server: ServerProcess, calls: int) -> dict[str, float]:
         cpu = server.cpu_seconds() - cpu0
     finally:
         poster.close()
-    return {"per_s": calls / wall, "wall_us": wall / calls * 1e6, "server_cpu_us": cpu / calls * 1e6}
+    return {
+        "per_s": calls / wall,
+        "wall_us": wall / calls * 1e6,
+        "server_cpu_us": cpu / calls * 1e6,
+    }
 
 
 def run(options: argparse.Namespace) -> BenchResult:
@@ -103,7 +111,9 @@ def run(options: argparse.Namespace) -> BenchResult:
             if name == "recorded":
                 profiles[name]["layers"] = cumulative(stats, LAYERS, calls=calls)
     metrics = {
-        name: {key: Spread.of([s[key] for s in samples[name]]).to_json() for key in samples[name][0]}
+        name: {
+            key: Spread.of([s[key] for s in samples[name]]).to_json() for key in samples[name][0]
+        }
         for name in CONTENDERS
     }
     pairs = list(zip(samples["recorded"], samples["canned"], strict=True))
@@ -112,7 +122,9 @@ def run(options: argparse.Namespace) -> BenchResult:
         rounds=rounds,
         metrics=metrics,
         ratio_throughput=statistics.median(a["per_s"] / b["per_s"] for a, b in pairs),
-        overhead_cpu_us=statistics.median(a["server_cpu_us"] - b["server_cpu_us"] for a, b in pairs),
+        overhead_cpu_us=statistics.median(
+            a["server_cpu_us"] - b["server_cpu_us"] for a, b in pairs
+        ),
         overhead_wall_us=statistics.median(a["wall_us"] - b["wall_us"] for a, b in pairs),
         profiles=profiles,
     )
@@ -123,7 +135,8 @@ def run(options: argparse.Namespace) -> BenchResult:
 
 
 def _cell(spread: dict[str, Any], fmt: str) -> str:
-    return f"{fmt.format(spread['median'])} [{fmt.format(spread['min'])} - {fmt.format(spread['max'])}]"
+    low, high = fmt.format(spread["min"]), fmt.format(spread["max"])
+    return f"{fmt.format(spread['median'])} [{low} - {high}]"
 
 
 def markdown(data: dict[str, Any]) -> str:
@@ -145,7 +158,8 @@ def markdown(data: dict[str, Any]) -> str:
     for name in CONTENDERS:
         out.append(
             f"| {LABELS[name]} | {_cell(m[name]['per_s'], '{:,.0f}')} | "
-            f"{_cell(m[name]['wall_us'], '{:,.0f}')} | {_cell(m[name]['server_cpu_us'], '{:,.0f}')} |"
+            f"{_cell(m[name]['wall_us'], '{:,.0f}')} "
+            f"| {_cell(m[name]['server_cpu_us'], '{:,.0f}')} |"
         )
     out += [
         "",
@@ -165,16 +179,31 @@ def markdown(data: dict[str, Any]) -> str:
     for bucket, value in rec["buckets"].items():
         other = can["buckets"].get(bucket, {"us_per_call": 0.0})["us_per_call"]
         out.append(
-            f"| {bucket} | {value['us_per_call']:,.0f} | {value['share'] * 100:.0f}% | {other:,.0f} |"
+            f"| {bucket} | {value['us_per_call']:,.0f} | {value['share'] * 100:.0f}% "
+            f"| {other:,.0f} |"
         )
     out.append(
-        f"| **total busy** | **{rec['busy_us_per_call']:,.0f}** | 100% | **{can['busy_us_per_call']:,.0f}** |"
+        f"| **total busy** | **{rec['busy_us_per_call']:,.0f}** | 100% "
+        f"| **{can['busy_us_per_call']:,.0f}** |"
     )
-    out += ["", "Cumulative time of the layers we can name (recorded server, µs per call, profiled):", ""]
+    out += [
+        "",
+        "Cumulative time of the layers we can name (recorded server, µs per call, profiled):",
+        "",
+    ]
     out += ["| layer | µs/call |", "|---|---:|"]
     for label, value in rec.get("layers", {}).items():
         out.append(f"| {label} | {value:,.0f} |")
-    out += ["", "Top functions by self time (recorded server):", "", "| function | self µs/call | cum µs/call |", "|---|---:|---:|"]
+    out += [
+        "",
+        "Top functions by self time (recorded server):",
+        "",
+        "| function | self µs/call | cum µs/call |",
+        "|---|---:|---:|",
+    ]
     for row in rec["top_self"]:
-        out.append(f"| `{row['function']}` | {row['self_us_per_call']:,.1f} | {row['cum_us_per_call']:,.1f} |")
+        out.append(
+            f"| `{row['function']}` | {row['self_us_per_call']:,.1f} "
+            f"| {row['cum_us_per_call']:,.1f} |"
+        )
     return "\n".join(out) + "\n"

@@ -58,9 +58,8 @@ def _http_raw(answers_path: str) -> None:
                     writer.write(b"HTTP/1.1 202 Accepted\r\ncontent-length: 0\r\n\r\n")
                 else:
                     writer.write(
-                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n"
-                        % len(reply)
-                        + reply
+                        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+                        b"content-length: %d\r\n\r\n" % len(reply) + reply
                     )
         except (asyncio.IncompleteReadError, ConnectionError):
             pass
@@ -105,12 +104,13 @@ async def _serve_http(kind: str, source: str) -> None:
             await server.stop()
         return
 
-    from benchlib.targets import canned_asgi_app
     from hypercorn.app_wrappers import ASGIWrapper
     from hypercorn.trio.run import worker_serve
+
+    from benchlib.targets import canned_asgi_app
     from windtunnel.mcp._bridge import _config, bind_sockets
 
-    app = canned_asgi_app(json.loads(Path(source).read_text()))
+    app = canned_asgi_app(json.loads(Path(source).read_text()))  # noqa: ASYNC240  # at start-up
     sockets = bind_sockets("127.0.0.1", 0)
     shutdown = trio.Event()
     async with trio.open_nursery() as nursery:

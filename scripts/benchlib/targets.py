@@ -84,7 +84,9 @@ def canned_reply(answers: CannedAnswers, body: bytes) -> bytes | None:
     result = answers.get(era + message.get("method", ""))
     if result is None:
         return (
-            b'{"jsonrpc":"2.0","id":' + ident + b',"error":{"code":-32601,"message":"Method not found"}}'
+            b'{"jsonrpc":"2.0","id":'
+            + ident
+            + b',"error":{"code":-32601,"message":"Method not found"}}'
         )
     return b'{"jsonrpc":"2.0","id":' + ident + b',"result":' + result.encode() + b"}"
 
@@ -139,13 +141,18 @@ async def _capture(universe: Path) -> CannedAnswers:
     import trio
     from hypercorn.app_wrappers import ASGIWrapper
     from hypercorn.trio.run import worker_serve
+
     from windtunnel.mcp._bridge import _config, bind_sockets
     from windtunnel.mcp.recorded import RecordedMCPServer
 
     answers: CannedAnswers = {}
     requests: list[str] = []
-    inner = RecordedMCPServer(universe).sdk_server().streamable_http_app(
-        streamable_http_path="/mcp", stateless_http=True, json_response=True, host="127.0.0.1"
+    inner = (
+        RecordedMCPServer(universe)
+        .sdk_server()
+        .streamable_http_app(
+            streamable_http_path="/mcp", stateless_http=True, json_response=True, host="127.0.0.1"
+        )
     )
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -172,7 +179,9 @@ async def _capture(universe: Path) -> CannedAnswers:
             reply = json.loads(sent)
             if "result" in reply:
                 era = MODERN if _is_modern(body) else LEGACY
-                answers[era + request["method"]] = json.dumps(reply["result"], separators=(",", ":"))
+                answers[era + request["method"]] = json.dumps(
+                    reply["result"], separators=(",", ":")
+                )
                 requests.append(body.decode())
 
     sockets = bind_sockets("127.0.0.1", 0)
