@@ -36,8 +36,8 @@ def _builtin_bucket(name: str) -> str:
     """C functions have no file; their name says whose they are."""
     if "pydantic" in name:
         return "pydantic validation / serialization"
-    if "socket" in name:
-        return "socket syscalls (send/recv)"
+    if "socket" in name or "posix.write" in name or "posix.read" in name:
+        return "pipe/socket syscalls (a write wakes the peer)"
     return OTHER
 
 
