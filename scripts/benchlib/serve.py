@@ -206,4 +206,20 @@ def markdown(data: dict[str, Any]) -> str:
             f"| `{row['function']}` | {row['self_us_per_call']:,.1f} "
             f"| {row['cum_us_per_call']:,.1f} |"
         )
+    out += ["", ANALYSIS]
     return "\n".join(out) + "\n"
+
+
+ANALYSIS = """\
+**Reading it.** The canned server's profile is the price of hypercorn on Trio itself (h11
+parsing, the Trio scheduler, socket sends). What the recorded server adds is almost all the MCP
+SDK's stateless Streamable HTTP path: for every POST it builds a fresh transport and server
+session, starts them in an anyio task group, routes the message through anyio memory streams and
+the JSON-RPC dispatcher, validates request and result with pydantic and tears it all down again:
+that shows up as extra Trio scheduling (task spawns, cancel scopes, checkpoints), anyio, the SDK
+and Starlette. Our matcher and call log (`Replay.call`) and result mapping are a few percent.
+Closing the gap is a bridge-level fast path for `tools/call` in stateless JSON mode (an ASGI
+shim in front of the SDK app that answers the hot method from the replay engine with
+pre-serialized results, after the same Host/Origin/Content-Type/Accept/protocol-version and
+body-size checks, and hands everything else to the SDK), to be built against the compatibility
+suite (Python and TypeScript SDK clients, the Inspector) rather than in a benchmark branch."""
