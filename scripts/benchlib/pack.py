@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import io
 import sys
 import tempfile
 import time
@@ -73,10 +74,12 @@ def _pack(n: int, universe: Path) -> Any:
 
 def _run_once(pack: Any, run_dir: Path, concurrency: int) -> dict[str, float]:
     from windtunnel.runner.pack_run import PackRunOptions, run_pack
+    from windtunnel.runner.progress import Progress
 
     options = PackRunOptions(run_dir=run_dir, concurrency=concurrency)
+    quiet = Progress(io.StringIO(), live=False)  # a line per scenario would drown the output
     wall, cpu = time.perf_counter(), time.process_time()
-    summary = trio.run(run_pack, pack, options)
+    summary = trio.run(functools.partial(run_pack, pack, options, progress=quiet))
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     passed = _passed(summary)
     n = len(pack.scenarios)

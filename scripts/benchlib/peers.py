@@ -140,11 +140,14 @@ def _wait_port(port: int, proc: subprocess.Popen[Any], timeout: float = 20.0) ->
 
 
 def _tail(proc: subprocess.Popen[Any]) -> str:
-    try:
-        _out, err = proc.communicate(timeout=2)
-    except subprocess.TimeoutExpired:
-        return "(still running)"
-    return (err or "").strip().replace("\n", " ")[-300:]
+    """The end of what the process wrote to stderr (a file: a pipe nobody drains would fill
+    up and block a server that logs every call, `wt serve` included)."""
+    errfile = getattr(proc, "errfile", None)
+    if errfile is None:
+        return ""
+    errfile.seek(0)
+    text: str = errfile.read().decode("utf-8", errors="replace")
+    return text.strip().replace("\n", " ")[-300:]
 
 
 def _stop(proc: subprocess.Popen[Any]) -> None:
@@ -157,23 +160,31 @@ def _stop(proc: subprocess.Popen[Any]) -> None:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             continue
-    for stream in (proc.stdout, proc.stderr, proc.stdin):
+    for stream in (proc.stdout, proc.stderr, proc.stdin, getattr(proc, "errfile", None)):
         if stream is not None:
             stream.close()
 
 
 def _spawn(
-    cmd: list[str], *, stdout_url: bool = False, env: dict[str, str] | None = None
+    cmd: list[str],
+    *,
+    stdout_url: bool = False,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(
+    errfile = tempfile.TemporaryFile()  # noqa: SIM115  # closed by _stop
+    proc = subprocess.Popen(
         cmd,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE if stdout_url else subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=errfile,
         text=True,
         start_new_session=True,
         env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
+    proc.errfile = errfile  # type: ignore[attr-defined]
+    return proc
 
 
 # -- how a configuration is reached ------------------------------------------------------------
@@ -370,14 +381,7 @@ async def _record_http(
     upstream: subprocess.Popen[str] | None,
     cwd: Path,
 ) -> None:
-    proxy = subprocess.Popen(  # noqa: ASYNC220  # a long-lived child, started once
-        proxy_cmd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        start_new_session=True,
-        cwd=cwd,
-    )
+    proxy = _spawn(proxy_cmd, cwd=cwd)
     try:
         await trio.to_thread.run_sync(_wait_port, port, proxy)
         with trio.fail_after(120):
@@ -390,8 +394,7 @@ async def _record_http(
             await trio.to_thread.run_sync(lambda: proxy.wait(timeout=15))
         except subprocess.TimeoutExpired:
             _stop(proxy)
-        if proxy.stderr is not None:
-            proxy.stderr.close()
+        proxy.errfile.close()  # type: ignore[attr-defined]
 
 
 async def _prepare(
