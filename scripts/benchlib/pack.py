@@ -277,7 +277,10 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
     out += [
         "",
         "Everything runs on one Trio thread, so concurrency buys nothing once a unit is CPU "
-        "work: it only overlaps the waits (fsync in the writer thread, socket round trips). "
+        "work: it only overlaps the waits (fsync in the writer thread, socket round trips), "
+        "and more units in flight cost CPU per scenario (more live tasks, sockets and "
+        "objects per scheduler pass and per GC pass), so the rate falls as concurrency "
+        "grows. Past one core, `--shard i/N` over processes is the way to scale. "
         "The remaining unit time is the SDK client and server per call (see `peers`, "
         "`serve`). Measured fix made on this branch: `ScriptedAgent` built a new SDK HTTP "
         "client per upstream, and each one loaded the CA bundle into a fresh TLS context "

@@ -42,7 +42,6 @@ LABELS = {
 _MANAGER = "mcp/server/streamable_http_manager.py"
 LAYERS = {
     "hypercorn: HTTP/1.1 stream handling": "hypercorn/protocol/http_stream.py:handle",
-    "SDK session manager: one stateless request": f"{_MANAGER}:handle_request",
     "SDK: per-request stateless transport + server task": f"{_MANAGER}:run_stateless_server",
     "our on_call_tool handler (answer + result mapping)": "windtunnel/mcp/_bridge.py:on_call_tool",
     "our Replay.call (matcher + call log)": "windtunnel/replay.py:call",
