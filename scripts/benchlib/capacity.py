@@ -179,12 +179,19 @@ def run(options: argparse.Namespace) -> BenchResult:
         results[str(c)] = row
     data["results"] = results
     finish_data(data)
-    text = markdown(data)
+    plot = None
+    if options.out is not None:
+        plot = options.out.parent / "bench-capacity.png"
+        try:
+            _plot(data, plot)
+        except ImportError:
+            plot = None
+    text = markdown(data, plot.name if plot else None)
     print(text)
     return BenchResult(data, text)
 
 
-def markdown(data: dict[str, Any]) -> str:
+def markdown(data: dict[str, Any], plot_name: str | None = None) -> str:
     out = header("Capacity under wrk (native load generator)", data)
     out += [
         f"Load generator: `{data.get('wrk_version', 'wrk')}`, one thread, a Lua script posting "
@@ -227,7 +234,44 @@ def markdown(data: dict[str, Any]) -> str:
         "so it saturates at a third of the floor's request rate and more connections only "
         "queue. The fix is the `tools/call` fast path described under `serve`.",
     ]
+    if plot_name:
+        out += ["", f"![Capacity under wrk]({plot_name})"]
     return "\n".join(out) + "\n"
+
+
+def _plot(data: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    conns = sorted(int(c) for c in data["results"])
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
+    for name, style in (("recorded", "o-"), ("canned", "s--")):
+        for ax, key, scale in ((axes[0], "rps", 1.0), (axes[1], "p99_us", 1e-3)):
+            rows = [data["results"][str(c)][name].get(key) for c in conns]
+            if any(r is None for r in rows):
+                continue
+            med = [r["median"] * scale for r in rows]
+            err = [
+                [(r["median"] - r["min"]) * scale for r in rows],
+                [(r["max"] - r["median"]) * scale for r in rows],
+            ]
+            ax.errorbar(conns, med, yerr=err, fmt=style, capsize=3, label=LABELS[name])
+    axes[0].set(title="Throughput under wrk", ylabel="requests per second")
+    axes[1].set(title="p99 latency", ylabel="ms", yscale="log")
+    for ax in axes:
+        ax.set(xscale="log", xlabel="connections")
+        ax.set_xticks(conns, [str(c) for c in conns])
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(
+        "Capacity: RecordedMCPServer vs the hypercorn/Trio floor"
+        + (" — QUICK" if data["quick"] else "")
+    )
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
 def _ms(spread: dict[str, Any] | None) -> str:

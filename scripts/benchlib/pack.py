@@ -299,7 +299,7 @@ def _plot(data: dict[str, Any], path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    levels = [int(c) for c in data["results"]]
+    levels = sorted(int(c) for c in data["results"])
     rows = [data["results"][str(c)]["per_s"] for c in levels]
     med = [r["median"] for r in rows]
     fig, ax = plt.subplots(figsize=(6.5, 4.2))
