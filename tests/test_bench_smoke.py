@@ -21,16 +21,8 @@ METRICS = {
     "nearest_us",
     "nearest_p99_us",
     "nearest_adversarial_us",
-    "proposed_load_s",
-    "proposed_index_build_s",
-    "proposed_exact_resolve_per_s",
-    "proposed_keyed_resolve_per_s",
-    "proposed_call_tool_per_s",
-    "proposed_nearest_us",
-    "proposed_nearest_p99_us",
-    "proposed_nearest_adversarial_us",
 }
-RATIOS = {"exact_vs_dict", "keyed_vs_dict", "call_tool_vs_dict", "proposed_exact_vs_dict"}
+RATIOS = {"exact_vs_dict", "keyed_vs_dict", "call_tool_vs_dict"}
 SPREAD = {"median", "min", "max", "q1", "q3", "n"}
 
 
@@ -89,3 +81,87 @@ def test_quick_core_rewrites_only_its_own_section(tmp_path: Path) -> None:
     if importlib.util.find_spec("matplotlib") is not None:
         assert (tmp_path / "bench-core.png").stat().st_size > 0
         assert "![Universe core scaling](bench-core.png)" in text
+
+
+def _quick_json(tmp_path: Path, name: str, *extra: str) -> dict[str, object]:
+    out = tmp_path / f"{name}.json"
+    done = _bench("--quick", name, "--json", out, *extra)
+    assert done.returncode == 0, done.stderr
+    data: dict[str, object] = json.loads(out.read_text())
+    assert data["benchmark"] == name
+    assert data["quick"] is True
+    return data
+
+
+def test_quick_serve_measures_both_servers_and_profiles_ours(tmp_path: Path) -> None:
+    """`serve` reports throughput and server CPU for ours and the canned stack, and a profile."""
+    data = _quick_json(tmp_path, "serve")
+    metrics = data["metrics"]
+    assert isinstance(metrics, dict)
+    assert set(metrics) == {"recorded", "canned"}
+    for contender in metrics.values():
+        assert contender["per_s"]["median"] > 0
+        assert contender["server_cpu_us"]["n"] == 2
+    assert data["ratio_throughput"] > 0  # type: ignore[operator]
+    profiles = data["profiles"]
+    assert isinstance(profiles, dict)
+    assert "Wind Tunnel (matcher, replay, call log)" in profiles["recorded"]["buckets"]
+
+
+def test_quick_fleet_starts_serves_and_stops_every_size(tmp_path: Path) -> None:
+    """`fleet` starts each size, answers calls on every server size, and reports RSS."""
+    data = _quick_json(tmp_path, "fleet")
+    results = data["results"]
+    assert isinstance(results, dict)
+    assert set(results) == {"10", "100"}
+    for size, row in results.items():
+        assert row["servers"]["median"] == int(size)
+        assert row["calls"]["median"] > 0
+        assert row["failures"]["max"] == 0
+        assert row["rss_peak_mb"]["median"] > 0
+
+
+def test_quick_pack_runs_every_level_and_breaks_a_unit_down(tmp_path: Path) -> None:
+    """`pack` runs the pack at each concurrency level and times a unit's steps."""
+    data = _quick_json(tmp_path, "pack")
+    results = data["results"]
+    assert isinstance(results, dict)
+    assert set(results) == {"1", "8"}
+    assert all(row["per_s"]["median"] > 0 for row in results.values())
+    breakdown = data["breakdown_ms_per_unit"]
+    assert isinstance(breakdown, dict)
+    assert breakdown["tools/call (4 per unit)"] > 0
+    assert breakdown["client connect (2 per unit)"] > 0
+
+
+def test_quick_peers_measures_ours_and_the_ceilings(tmp_path: Path) -> None:
+    """`peers` measures our server and the ceilings on both transports and eras; peers that
+    are not installed are rows that say why (quick mode never installs)."""
+    data = _quick_json(tmp_path, "peers")
+    rows = data["rows"]
+    assert isinstance(rows, list)
+    for transport in ("stdio", "http"):
+        for era in ("legacy", "auto"):
+            for name in ("ceiling", "windtunnel"):
+                row = next(
+                    r
+                    for r in rows
+                    if (r["name"], r["transport"], r["era"]) == (name, transport, era)
+                )
+                assert "failure" not in row, row
+                assert row["metrics"]["per_s"]["median"] > 0
+    assert all("metrics" in r or r["failure"] for r in rows)
+
+
+def test_quick_capacity_runs_wrk_or_says_why_not(tmp_path: Path) -> None:
+    """`capacity` compares ours with the floor under wrk, or explains that wrk is missing."""
+    data = _quick_json(tmp_path, "capacity")
+    if data.get("skipped"):
+        assert "wrk" in str(data["skipped"])
+        return
+    results = data["results"]
+    assert isinstance(results, dict)
+    for row in results.values():
+        assert row["recorded"]["rps"]["median"] > 0
+        assert row["canned"]["rps"]["median"] > 0
+        assert row["verdict"] in {"PASS", "MISS"}

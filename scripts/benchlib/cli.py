@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from . import core
+from . import capacity, core, fleet, pack, peers, serve
 from .report import update_section, write_json
 
 __all__ = ["main"]
 
 # One module per benchmark; each has NAME, HELP, add_arguments(parser) and run(options).
-BENCHMARKS: tuple[ModuleType, ...] = (core,)
+BENCHMARKS: tuple[ModuleType, ...] = (core, serve, fleet, pack, peers, capacity)
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:
@@ -57,13 +57,40 @@ def build_parser() -> argparse.ArgumentParser:
         _add_global_options(sub, suppress=True)
         module.add_arguments(sub)
         sub.set_defaults(module=module)
+    every = commands.add_parser(
+        "all",
+        help="every benchmark in turn, default sizes (under 15 minutes on a 2-core machine)",
+        description="Run every benchmark in turn with its default sizes; --out and --quick apply "
+        "to each; --json PATH writes one file per benchmark (PATH with the name inserted).",
+    )
+    _add_global_options(every, suppress=True)
+    every.set_defaults(module=None)
     return parser
+
+
+def _run_all(args: list[str], options: argparse.Namespace) -> int:
+    """Each benchmark as if run on its own, with the global options given to `all`."""
+    globals_: list[str] = []
+    if options.quick:
+        globals_.append("--quick")
+    if options.out is not None:
+        globals_ += ["--out", str(options.out)]
+    for module in BENCHMARKS:
+        sub = [*globals_, module.NAME]
+        if options.json is not None:
+            path = options.json
+            sub += ["--json", str(path.with_name(f"{path.stem}-{module.NAME}{path.suffix}"))]
+        print(f"=== scripts/bench {shlex.join(sub)}", flush=True)
+        main(sub)
+    return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     options = build_parser().parse_args(args)
     options.command = shlex.join(["scripts/bench", *args])
+    if options.module is None:
+        return _run_all(args, options)
     result = options.module.run(options)
     if options.json is not None:
         write_json(options.json, result.data)

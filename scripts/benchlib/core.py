@@ -4,8 +4,7 @@ Measured at each size, as medians over repeats with min/max and IQR: `load_unive
 `UniverseIndex`, exact and keyed `resolve` throughput, `RecordedMCPServer.call_tool` throughput
 (resolve plus call-log bookkeeping) and `nearest` latency on misses. The baseline, measured in the
 same run over the same calls, is a plain dict lookup of a precomputed key: resolve/dict is the cost
-of canonicalization and dispatch. The candidate speed-ups of `core_fastpath` are measured next to
-the real code after checking, call by call, that they answer the same.
+of canonicalization and dispatch.
 """
 
 from __future__ import annotations
@@ -19,12 +18,11 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from windtunnel.canonical import canonical_key
+from windtunnel.canonical import args_key
 from windtunnel.matching import UniverseIndex
 from windtunnel.mcp.recorded import RecordedMCPServer
 from windtunnel.universe import Universe, load_universe, write_universe
@@ -38,7 +36,6 @@ from .core_data import (
     make_universe,
     miss_calls,
 )
-from .core_fastpath import ProposedIndex, args_key, paused_gc
 from .measure import Samples, Spread, percentile, time_interleaved, turns
 from .report import BenchResult, load_average, machine
 
@@ -61,7 +58,6 @@ ADVERSARIAL_CALLS = 10
 class Metric:
     label: str
     unit: str  # "s" (a duration, lower is better), "/s" (a rate), "us" (a latency)
-    proposed: bool = False
 
 
 METRICS: dict[str, Metric] = {
@@ -74,14 +70,6 @@ METRICS: dict[str, Metric] = {
     "nearest_us": Metric("index.nearest on a miss, mean", "us"),
     "nearest_p99_us": Metric("index.nearest on a miss, p99", "us"),
     "nearest_adversarial_us": Metric("index.nearest, worst case: 3 disjoint flags", "us"),
-    "proposed_load_s": Metric("load_universe, GC paused", "s", proposed=True),
-    "proposed_index_build_s": Metric("ProposedIndex (sets, hits), GC paused", "s", True),
-    "proposed_exact_resolve_per_s": Metric("exact resolve, args_key + early exit", "/s", True),
-    "proposed_keyed_resolve_per_s": Metric("keyed resolve, args_key + early exit", "/s", True),
-    "proposed_call_tool_per_s": Metric("call_tool, GC paused", "/s", proposed=True),
-    "proposed_nearest_us": Metric("nearest by subset intersection, mean", "us", proposed=True),
-    "proposed_nearest_p99_us": Metric("nearest by subset intersection, p99", "us", True),
-    "proposed_nearest_adversarial_us": Metric("subset intersection, worst case", "us", True),
 }
 
 # Ratio name -> (numerator, denominator): how many times slower than the dict baseline.
@@ -89,7 +77,6 @@ RATIOS: dict[str, tuple[str, str]] = {
     "exact_vs_dict": ("dict_lookup_per_s", "exact_resolve_per_s"),
     "keyed_vs_dict": ("dict_lookup_per_s", "keyed_resolve_per_s"),
     "call_tool_vs_dict": ("dict_lookup_per_s", "call_tool_per_s"),
-    "proposed_exact_vs_dict": ("dict_lookup_per_s", "proposed_exact_resolve_per_s"),
 }
 
 
@@ -155,22 +142,6 @@ def _nearest_timings(
     return latencies
 
 
-def _check_proposed(
-    index: UniverseIndex, proposed: ProposedIndex, calls: list[Call], misses: list[Call]
-) -> None:
-    """The candidate speed-ups must answer exactly what the real core answers."""
-    for tool, args in calls:
-        if canonical_key(args) != args_key(args):
-            raise AssertionError(f"args_key differs from canonical_key on {tool} {args}")
-        if index.resolve(tool, args) != proposed.resolve(tool, args):
-            raise AssertionError(f"ProposedIndex.resolve differs on {tool} {args}")
-    for tool, args in misses:
-        if index.resolve(tool, args) != proposed.resolve(tool, args):
-            raise AssertionError(f"ProposedIndex.resolve differs on miss {tool} {args}")
-        if index.nearest(tool, args) != proposed.nearest(tool, args):
-            raise AssertionError(f"ProposedIndex.nearest differs on {tool} {args}")
-
-
 def _loop(
     resolve: Callable[[str, dict[str, Any]], object], calls: list[Call]
 ) -> Callable[[], None]:
@@ -188,73 +159,45 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
     write_universe(make_universe(n, seed=seed), path)
     samples = Samples()
 
-    def load_paused() -> None:
-        with paused_gc():
-            load_universe(path)
-
-    runs: dict[str, Callable[[], object]] = {
-        "load_s": lambda: load_universe(path),
-        "proposed_load_s": load_paused,
-    }
+    runs: dict[str, Callable[[], object]] = {"load_s": lambda: load_universe(path)}
     time_interleaved(samples, runs, repeats)
     universe = load_universe(path)
-
-    def build_paused() -> None:
-        with paused_gc():
-            ProposedIndex(universe)
-
-    runs = {
-        "index_build_s": lambda: UniverseIndex(universe),
-        "proposed_index_build_s": build_paused,
-    }
+    runs = {"index_build_s": lambda: UniverseIndex(universe)}
     time_interleaved(samples, runs, repeats)
 
     index = UniverseIndex(universe)
     exact, keyed = exact_calls(universe, rng), keyed_calls(universe, rng)
     missed = miss_calls(universe, rng, misses)
-    # Measured before the proposed index exists: each call lands in a growing call log, so the
-    # GC's full passes cost more with every object alive.
     _time_call_tool(samples, universe, exact, repeats)
 
-    proposed = ProposedIndex(universe)
-    _check_proposed(index, proposed, exact + keyed, missed)
     runs = {
         "dict_lookup_per_s": _dict_baseline(universe, exact),
         "exact_resolve_per_s": _loop(index.resolve, exact),
         "keyed_resolve_per_s": _loop(index.resolve, keyed),
-        "proposed_exact_resolve_per_s": _loop(proposed.resolve, exact),
-        "proposed_keyed_resolve_per_s": _loop(proposed.resolve, keyed),
     }
     time_interleaved(samples, runs, repeats)
     del runs  # the baseline's tables
-    contenders = {"": index.nearest, "proposed_": proposed.nearest}
-    latencies = _nearest_timings(samples, contenders, missed, repeats)
-    del proposed, contenders
+    latencies = _nearest_timings(samples, {"": index.nearest}, missed, repeats)
 
     # The worst case, on its own universe of the same size: every flag posting list is long and
-    # no two intersect, so neither early exit helps.
+    # no two intersect, so no early exit helps.
     worst, probe = adversarial_universe(n)
-    worst_index, worst_proposed = UniverseIndex(worst), ProposedIndex(worst)
-    if worst_index.nearest(*probe) != worst_proposed.nearest(*probe):
-        raise AssertionError("ProposedIndex.nearest differs on the adversarial probe")
-    contenders = {"": worst_index.nearest, "proposed_": worst_proposed.nearest}
+    worst_index = UniverseIndex(worst)
     worst_samples = Samples()
-    _nearest_timings(worst_samples, contenders, [probe] * ADVERSARIAL_CALLS, repeats)
+    _nearest_timings(worst_samples, {"": worst_index.nearest}, [probe] * ADVERSARIAL_CALLS, repeats)
     for clock in ("cpu", "wall"):
         for name, values in getattr(worst_samples, clock).items():
             getattr(samples, clock)[name.replace("nearest", "nearest_adversarial")] = values
-    del worst, worst_index, worst_proposed, contenders
+    del worst, worst_index
 
     counts = {"exact": len(exact), "keyed": len(keyed), "misses": len(missed)}
     counts["adversarial"] = ADVERSARIAL_CALLS
     metrics = _metrics(samples.cpu, counts)
     wall = _metrics(samples.wall, counts)
     # A p99 already summarizes every call of every repeat: no spread of its own; wall time.
-    for prefix in ("", "proposed_"):
-        every = latencies[f"{prefix}nearest_us"]
-        tail = percentile(every, 99)
-        metrics[f"{prefix}nearest_p99_us"] = Spread(tail, tail, tail, tail, tail, 1).to_json()
-        wall[f"{prefix}nearest_p99_us"] = metrics[f"{prefix}nearest_p99_us"]
+    tail = percentile(latencies["nearest_us"], 99)
+    metrics["nearest_p99_us"] = Spread(tail, tail, tail, tail, tail, 1).to_json()
+    wall["nearest_p99_us"] = metrics["nearest_p99_us"]
     values = {name: _values(samples.cpu, counts, name) for name in samples.cpu}
     return {
         "recordings": n,
@@ -263,7 +206,6 @@ def _measure_size(n: int, repeats: int, misses: int, workdir: Path, seed: int) -
         "metrics": metrics,
         "metrics_wall": wall,
         "nearest_max_us": max(latencies["nearest_us"]),
-        "proposed_nearest_max_us": max(latencies["proposed_nearest_us"]),
         # Per repeat, then the median: the contenders took turns, so each ratio compares
         # measurements made under the same background load.
         "ratios": {
@@ -299,8 +241,8 @@ def _metrics(seconds: dict[str, list[float]], counts: dict[str, int]) -> dict[st
 
 def _dict_baseline(universe: Universe, calls: list[Call]) -> Callable[[], None]:
     """The baseline: the same calls, their keys computed ahead, a dict of the same size."""
-    table = {(r.tool_name, canonical_key(r.args)): i for i, r in enumerate(universe.recordings)}
-    keys = [(tool, canonical_key(args)) for tool, args in calls]
+    table = {(r.tool_name, args_key(r.args)): i for i, r in enumerate(universe.recordings)}
+    keys = [(tool, args_key(args)) for tool, args in calls]
 
     def lookups() -> None:
         for key in keys:
@@ -310,18 +252,14 @@ def _dict_baseline(universe: Universe, calls: list[Call]) -> Callable[[], None]:
 
 
 def _time_call_tool(samples: Samples, universe: Universe, calls: list[Call], repeats: int) -> None:
-    """`call_tool` as is and with the GC paused, taking turns.
-
-    Every repeat gets a fresh server (built untimed), so each starts with an empty call log.
-    """
-    for repeat in range(repeats):
-        for name in turns(["call_tool_per_s", "proposed_call_tool_per_s"], repeat):
-            call_tool = RecordedMCPServer(universe).call_tool
-            paused = paused_gc() if name.startswith("proposed_") else nullcontext()
-            with paused, samples.timing(name):
-                for tool, args in calls:
-                    call_tool(tool, args)
-            del call_tool
+    """`call_tool` over every call; each repeat gets a fresh server (built untimed), so each
+    starts with an empty call log."""
+    for _ in range(repeats):
+        call_tool = RecordedMCPServer(universe).call_tool
+        with samples.timing("call_tool_per_s"):
+            for tool, args in calls:
+                call_tool(tool, args)
+        del call_tool
 
 
 def _profile(n: int, workdir: Path, seed: int, misses: int) -> None:

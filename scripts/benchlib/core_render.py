@@ -7,40 +7,12 @@ from typing import Any
 
 __all__ = ["console", "markdown", "plot"]
 
-_SPEEDUPS = (
-    ("load_s", "proposed_load_s"),
-    ("index_build_s", "proposed_index_build_s"),
-    ("exact_resolve_per_s", "proposed_exact_resolve_per_s"),
-    ("keyed_resolve_per_s", "proposed_keyed_resolve_per_s"),
-    ("call_tool_per_s", "proposed_call_tool_per_s"),
-    ("nearest_us", "proposed_nearest_us"),
-    ("nearest_p99_us", "proposed_nearest_p99_us"),
-    ("nearest_adversarial_us", "proposed_nearest_adversarial_us"),
-)
-
-_PROPOSALS = """\
-- **GC paused during bulk allocation** (`load_universe`, `UniverseIndex.__init__`): msgspec and the
-  index allocate hundreds of thousands of acyclic containers, and CPython's cyclic GC keeps running
-  full collections over the growing heap while they do. Wrapping `decode_universe`'s decode and the
-  index build in a `gc.disable()` / `gc.enable()` guard (restoring the previous state) is the
-  whole change (the proposed build row is the whole `ProposedIndex`, its extra sets and prebuilt
-  hits included, with the GC paused). The same effect on `call_tool` (each call allocates an
-  `MCPCall` and two dicts kept in the call log) is shown for scale; there the cure is to allocate
-  less per call, not to pause the GC.
-- **`args_key` + early exit in `resolve`** (stateless tools): canonicalize an args object with
-  scalar values inline (one sort, no recursive call per value), stop at the exact tier instead of
-  always computing the keyed key as well, and return a prebuilt frozen `Hit`. Sequence-mode tools
-  keep the current path (they need both candidate lists).
-- **`nearest` by subset intersection** (limit 1, the replay path): the current code counts every
-  posting of every shared (key, value) pair and sorts all the counts, so a miss on an unknown id
-  that shares `status="open"` with a third of a tool's recordings touches all of them. Instead,
-  look for the earliest recording sharing all the call's known pairs, then all but one, and so on:
-  each test is an early-exit walk over the shortest posting list, then a C set intersection
-  (postings longer than 32 keep a set). Falls back to counting above 6 pairs or for `limit > 1`.
-
-Code: `scripts/benchlib/core_fastpath.py` (`args_key`, `paused_gc`, `ProposedIndex`). Before
-timing, the benchmark checks every call above against the real `UniverseIndex` (same `Hit`/`Miss`,
-same `Nearest`, `args_key == canonical_key`)."""
+_ADOPTED = """\
+The core carries three speed-ups first measured by this benchmark and since adopted:
+`canonical.args_key` (an args object with scalar values canonicalized inline, one sort), an
+exact-tier early exit with prebuilt hits in `UniverseIndex.resolve` for stateless tools, `nearest`
+by subset intersection over posting lists (`matching.py`), and the cyclic GC paused while
+`load_universe` and the index allocate (`_gc.paused_gc`)."""
 
 
 def _fmt(value: float, unit: str) -> str:
@@ -60,10 +32,6 @@ def _cell(spread: dict[str, Any], unit: str) -> str:
         return _fmt(spread["median"], unit)
     low, high = _fmt(spread["min"], unit), _fmt(spread["max"], unit)
     return f"{_fmt(spread['median'], unit)} [{low} - {high}]"
-
-
-def _speedup(current: float, proposed: float, unit: str) -> float:
-    return proposed / current if unit == "/s" else current / proposed
 
 
 def console(data: dict[str, Any]) -> str:
@@ -129,7 +97,7 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         "flags are each set on a third of the recordings and never together, probed with all "
         "three set. Each cell "
         f"is the median of {data['repeats']} repeats [min - max]; the nearest p99 pools every "
-        "call of every repeat. Within a repeat, each current/proposed/baseline group takes "
+        "call of every repeat. Within a repeat, the resolvers and the dict baseline take "
         "turns in a rotating order, so all of a group see the same background load, and each "
         "ratio below is the median of per-repeat ratios. GC stays enabled while timing, as in "
         "production. Durations, rates and means are **CPU time** of this single-threaded "
@@ -144,8 +112,6 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         "|---|" + "---:|" * len(sizes) + "---:|",
     ]
     for name, meta in units.items():
-        if name.startswith("proposed_"):
-            continue
         cells = [_cell(results[str(n)]["metrics"][name], meta["unit"]) for n in sizes]
         out.append(
             f"| {meta['label']} | " + " | ".join(cells) + f" | x{data['growth'][name]:.2f} |"
@@ -184,25 +150,9 @@ def markdown(data: dict[str, Any], plot_name: str | None) -> str:
         out.append(f"| {t['text']} | {t['size']:,} | {measured} | {wall} | **{t['verdict']}** |")
     out += [
         "",
-        f"### Proposed core changes (measured here, not adopted) at {last:,} recordings",
+        f"Slowest single miss: {_fmt(sample['nearest_max_us'], 'us')}.",
         "",
-        "| metric | current | proposed | speed-up |",
-        "|---|---:|---:|---:|",
-    ]
-    metrics = sample["metrics"]
-    for current, proposed in _SPEEDUPS:
-        unit = units[current]["unit"]
-        now, then = metrics[current]["median"], metrics[proposed]["median"]
-        out.append(
-            f"| {units[current]['label']} → {units[proposed]['label']} | {_fmt(now, unit)} "
-            f"| {_fmt(then, unit)} | {_speedup(now, then, unit):.1f}x |"
-        )
-    out += [
-        "",
-        f"Slowest single miss: {_fmt(sample['nearest_max_us'], 'us')} now, "
-        f"{_fmt(sample['proposed_nearest_max_us'], 'us')} proposed.",
-        "",
-        _PROPOSALS,
+        _ADOPTED,
     ]
     if plot_name is not None:
         out += ["", f"![Universe core scaling]({plot_name})"]
@@ -229,9 +179,7 @@ def plot(data: dict[str, Any], path: Path) -> None:
     fig, axes = plt.subplots(1, 3, figsize=(17, 5.2))
     ax = axes[0]
     series(ax, "load_s", 1e3, "o-", "C0")
-    series(ax, "proposed_load_s", 1e3, "o--", "C0")
     series(ax, "index_build_s", 1e3, "s-", "C1")
-    series(ax, "proposed_index_build_s", 1e3, "s--", "C1")
     ax.axhline(1000, color="red", linestyle=":", label="target: load < 1 s")
     ax.set(title="Startup", ylabel="CPU milliseconds")
     ax = axes[1]
@@ -239,16 +187,12 @@ def plot(data: dict[str, Any], path: Path) -> None:
     series(ax, "exact_resolve_per_s", 1, "o-", "C0")
     series(ax, "keyed_resolve_per_s", 1, "s-", "C1")
     series(ax, "call_tool_per_s", 1, "d-", "C2")
-    series(ax, "proposed_exact_resolve_per_s", 1, "o--", "C0")
     ax.axhline(200_000, color="red", linestyle=":", label="target: ≥ 200k exact/s")
     ax.set(title="Throughput (in-process, one thread)", ylabel="calls per CPU second")
     ax = axes[2]
     series(ax, "nearest_us", 1, "o-", "C0")
     series(ax, "nearest_p99_us", 1, "x-", "C1")
-    series(ax, "proposed_nearest_us", 1, "o--", "C0")
-    series(ax, "proposed_nearest_p99_us", 1, "x--", "C1")
     series(ax, "nearest_adversarial_us", 1, "v-", "C3")
-    series(ax, "proposed_nearest_adversarial_us", 1, "v--", "C3")
     ax.axhline(1000, color="red", linestyle=":", label="target: < 1 ms")
     ax.set(title="nearest on a miss (p99: wall clock)", ylabel="microseconds per call")
     for ax in axes:

@@ -13,7 +13,16 @@ import re
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BenchResult", "load_average", "machine", "update_section", "write_json"]
+__all__ = [
+    "BenchResult",
+    "finish_data",
+    "header",
+    "load_average",
+    "machine",
+    "start_data",
+    "update_section",
+    "write_json",
+]
 
 _PREAMBLE = """# Benchmarks
 
@@ -78,3 +87,45 @@ class BenchResult:
     def __init__(self, data: dict[str, Any], markdown: str) -> None:
         self.data = data
         self.markdown = markdown
+
+
+def header(title: str, data: dict[str, Any]) -> list[str]:
+    """A section's opening lines: title, machine, load average before and after, command."""
+    m = data["machine"]
+    line = (
+        f"Machine: {m['cpu']}, nproc {m['nproc']}, {m['implementation']} {m['python']}, "
+        f"{m['platform']}. Run {data['started_at']}, took {data['duration_s']:.0f} s."
+    )
+    start, end = m["load_average_1m"], data.get("load_average_1m_end")
+    if start is not None and end is not None:
+        line += f" Load average (1 min) {start:.2f} at the start, {end:.2f} at the end" + (
+            ": other work shared the CPUs, expect noise."
+            if max(start, end) > 0.5 * m["nproc"]
+            else "."
+        )
+    out = [f"## {title}", "", line, "", f"Command: `{data['command']}`"]
+    if data.get("quick"):
+        out += ["", "**Quick run (smoke-test sizes): these numbers say nothing about speed.**"]
+    return [*out, ""]
+
+
+def start_data(name: str, options: Any) -> dict[str, Any]:
+    """The fields every benchmark's JSON starts with; `finish_data` adds the rest."""
+    import time
+
+    return {
+        "benchmark": name,
+        "command": options.command,
+        "quick": options.quick,
+        "machine": machine(),
+        "_t0": time.time(),
+        "started_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
+
+
+def finish_data(data: dict[str, Any]) -> dict[str, Any]:
+    import time
+
+    data["duration_s"] = time.time() - data.pop("_t0")
+    data["load_average_1m_end"] = load_average()
+    return data

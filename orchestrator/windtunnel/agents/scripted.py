@@ -3,16 +3,35 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
+import ssl
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx2
 import mcp
 import mcp_types as types
+from mcp.client.streamable_http import streamable_http_client
 
 from .base import AgentContext, AgentError, AgentResult
 
 __all__ = ["PlannedCall", "ScriptedAgent"]
+
+
+# The SDK's default timeouts for its own HTTP clients (`create_mcp_http_client`).
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One default TLS context for every client this process makes.
+
+    Left to itself, each SDK client builds its own, and loading the CA bundle takes ~35 ms:
+    most of a connect, even to a plain http:// replay server, twice per two-upstream scenario.
+    The context is the same default one; it is only built once.
+    """
+    return ssl.create_default_context()
 
 
 @dataclass(frozen=True)
@@ -58,7 +77,11 @@ class ScriptedAgent:
                 upstream = self._upstream_of(step, ctx)
                 client = clients.get(upstream)
                 if client is None:
-                    client = mcp.Client(ctx.servers[upstream], mode=self.mode)
+                    http = await stack.enter_async_context(
+                        httpx2.AsyncClient(timeout=_HTTP_TIMEOUT, verify=_tls_context())
+                    )
+                    transport = streamable_http_client(ctx.servers[upstream], http_client=http)
+                    client = mcp.Client(transport, mode=self.mode)
                     clients[upstream] = await stack.enter_async_context(client)
                 try:
                     result = await client.call_tool(step.tool, step.args)

@@ -15,7 +15,11 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,6 +231,101 @@ async def serve_http(
 
 
 async def serve_stdio(server: Server[Any]) -> None:
-    """Serve `server` on this process's stdin/stdout until stdin closes (both protocol eras)."""
-    async with stdio_server() as (read_stream, write_stream):
+    """Serve `server` on this process's stdin/stdout until stdin closes (both protocol eras).
+
+    When both are pipes or sockets (an agent spawning us), they are read and written with Trio's
+    non-blocking fd streams: the SDK's default wraps them in files that hop to a worker thread
+    for every line read and every write, which cost more than the rest of a call put together.
+    """
+    async with (
+        _stdio_streams() as (stdin, stdout),
+        stdio_server(stdin, stdout) as (read_stream, write_stream),
+    ):
         await server.run(read_stream, write_stream, server.create_initialization_options())
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@contextmanager
+def _claimed(fd: int, diversion: int) -> Iterator[int]:
+    """A private duplicate of `fd`, with `fd` itself pointed at `diversion` meanwhile, so stray
+    reads and prints (ours, a hook's, a child's) never touch the protocol stream."""
+    import fcntl
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        os.dup2(diversion, fd)
+        try:
+            yield private
+        finally:
+            os.dup2(private, fd)
+    finally:
+        with suppress(OSError):
+            os.close(private)
+
+
+class _FdLines:
+    """Text lines from a non-blocking fd, as the SDK's stdio transport iterates its stdin."""
+
+    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
+        self._stream = stream
+        self._buffer = bytearray()
+
+    def __aiter__(self) -> _FdLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                return line.decode("utf-8", errors="replace")
+            chunk = await self._stream.receive_some(65536)
+            if not chunk:
+                if self._buffer:
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                    return line.decode("utf-8", errors="replace")
+                raise StopAsyncIteration
+            self._buffer += chunk
+
+
+class _FdWriter:
+    """The SDK's stdio transport writes a message, then flushes: one write per message here."""
+
+    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
+        self._stream = stream
+        self._pending: list[bytes] = []
+
+    async def write(self, text: str) -> None:
+        self._pending.append(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        data, self._pending = b"".join(self._pending), []
+        if data:
+            await self._stream.send_all(data)
+
+
+@asynccontextmanager
+async def _stdio_streams() -> AsyncIterator[tuple[Any, Any]]:
+    if sys.platform == "win32" or not (_is_pipe(0) and _is_pipe(1)):
+        yield None, None  # the SDK's own thread-backed files
+        return
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        with _claimed(0, devnull) as stdin_fd, _claimed(1, 2) as stdout_fd:
+            # FdStream owns (and closes) its fd, puts it in non-blocking mode and restores the
+            # mode on close; the claimed duplicates stay open to restore fds 0 and 1 after.
+            stdin = trio.lowlevel.FdStream(os.dup(stdin_fd))
+            stdout = trio.lowlevel.FdStream(os.dup(stdout_fd))
+            async with stdin, stdout:
+                yield _FdLines(stdin), _FdWriter(stdout)
+    finally:
+        os.close(devnull)
