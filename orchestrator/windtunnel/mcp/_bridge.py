@@ -39,6 +39,7 @@ from ..calls import MCPCall, is_tool_result
 
 __all__ = [
     "MAX_REQUEST_BODY",
+    "ASGIApp",
     "Answer",
     "HTTPServing",
     "ToolSpec",
@@ -53,6 +54,10 @@ MAX_REQUEST_BODY = 4 * 1024 * 1024
 GRACEFUL_TIMEOUT_S = 0.5
 
 Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
+ASGIApp = Callable[
+    [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    Awaitable[None],
+]
 """Resolve one call and record it; the returned `MCPCall` says what to send."""
 
 # The SDK logs client mistakes (bad Host headers, malformed bodies) and handler tracebacks through
@@ -188,6 +193,7 @@ async def serve_http(
     port: int = 0,
     sockets: Sockets | None = None,
     path: str = "/mcp",
+    wrap_app: Callable[[ASGIApp], ASGIApp] | None = None,
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
@@ -203,6 +209,7 @@ async def serve_http(
         host=host,
         max_request_body_size=MAX_REQUEST_BODY,
     )
+    served: Any = wrap_app(app) if wrap_app is not None else app
     config = _config(host, port)
     if sockets is None:
         sockets = bind_sockets(host, port)
@@ -212,7 +219,7 @@ async def serve_http(
 
     async def run(task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
         await worker_serve(
-            ASGIWrapper(app),  # type: ignore[arg-type]  # Starlette is ASGI; hypercorn's type is narrower
+            ASGIWrapper(served),
             config,
             sockets=sockets,
             shutdown_trigger=shutdown.wait,

@@ -22,6 +22,7 @@ from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
 from ._bridge import (
+    ASGIApp,
     HTTPServing,
     ToolSpec,
     bind_sockets,
@@ -29,6 +30,10 @@ from ._bridge import (
     serve_http,
     serve_stdio,
 )
+from ._fast_call import FastToolCalls
+
+# The SDK turns its DNS-rebinding checks on for these bind addresses; the fast path mirrors them.
+LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
 
 __all__ = ["MCPServer"]
 
@@ -39,6 +44,9 @@ class MCPServer(ABC):
     name: str
     log_events: bool = True
     """Emit `universe_divergence` through structlog directly (off under a fleet's router)."""
+    fast_calls: bool = True
+    """Answer plain `tools/call` requests without the SDK's per-request machinery (same answers;
+    see `_fast_call`). Off, every request goes through the SDK."""
 
     def __init__(self) -> None:
         self._serving: HTTPServing | None = None
@@ -107,6 +115,18 @@ class MCPServer(ABC):
             raise ServerError(
                 f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
             ) from None
+        specs = self.tool_specs()
+
+        def fast_calls(app: ASGIApp) -> ASGIApp:
+            return FastToolCalls(
+                app,
+                path="/mcp",
+                tools=[spec.name for spec in specs],
+                answer=self.handle_call,
+                server_info={"name": self.name, "version": __version__},
+                loopback_only=host in LOOPBACK_BINDS,
+            )
+
         async with trio.open_nursery() as nursery:
             serving: HTTPServing = await nursery.start(
                 lambda task_status: serve_http(
@@ -114,6 +134,7 @@ class MCPServer(ABC):
                     host=host,
                     port=port,
                     sockets=sockets,
+                    wrap_app=fast_calls if self.fast_calls else None,
                     task_status=task_status,
                 )
             )
