@@ -125,10 +125,12 @@ async def test_a_signal_stops_every_worker_and_merges_what_finished(
     tmp_path: Path, signum: signal.Signals
 ) -> None:
     """Ctrl-C or SIGTERM: every worker stops, what finished is merged, exit 130."""
-    slow = "".join(SLOW.format(name=n) for n in ("a", "b"))  # one per shard of 2
-    pack = scripted_pack(tmp_path, 4, extra=slow)
+    # By the plan's hash: slow-a and lookup-04 fall in shard 1, slow-b and lookup-00..03 in
+    # shard 2. A fast unit in each shard means both workers are running when the signal comes.
+    slow = "".join(SLOW.format(name=n) for n in ("a", "b"))
+    pack = scripted_pack(tmp_path, 5, extra=slow)
     run = tmp_path / "run"
-    fast = [f"lookup-{i:02d}#0" for i in range(4)]
+    fast = [f"lookup-{i:02d}#0" for i in range(5)]
     with trio.fail_after(60):
         process = await trio.lowlevel.open_process(
             [*WT, "run", str(pack), "-j", "2", "-o", str(run), "--progress", "plain"],
@@ -145,7 +147,7 @@ async def test_a_signal_stops_every_worker_and_merges_what_finished(
         assert await process.wait() == 130
     rest = seen + await process.stderr.receive_some(65536)
     assert rest.decode().splitlines()[-2:] == [
-        "scripted: interrupted: 2 passed, 2 failed, 0 errors of 4; divergences 2",
+        "scripted: interrupted: 3 passed, 2 failed, 0 errors of 5; divergences 2",
         f"report: {run / 'report.html'}",
     ]
     assert sorted(t.unit_id for t in read_results(run)) == fast
@@ -153,3 +155,23 @@ async def test_a_signal_stops_every_worker_and_merges_what_finished(
     assert (merge["merged"], merge["missing"]) == (["1/2", "2/2"], ["slow-a#0", "slow-b#0"])
     for shard in ("1-of-2", "2-of-2"):
         assert (run / "shards" / shard / "summary.json").exists()  # each worker ended cleanly
+
+
+def test_the_signal_test_plan_puts_a_fast_unit_in_each_shard(tmp_path: Path) -> None:
+    """Guards the signal test's premise: both shards of 2 own a fast unit."""
+    from windtunnel.runner.pack_config import load_pack_toml
+    from windtunnel.runner.units import plan_units
+    from windtunnel.scale import shard_of
+
+    slow = "".join(SLOW.format(name=n) for n in ("a", "b"))
+    units = plan_units(load_pack_toml(scripted_pack(tmp_path, 5, extra=slow)))
+    shards = {unit.id: shard_of(unit.id, 2) for unit in units}
+    assert shards == {
+        "lookup-00#0": 2,
+        "lookup-01#0": 2,
+        "lookup-02#0": 2,
+        "lookup-03#0": 2,
+        "lookup-04#0": 1,
+        "slow-a#0": 1,
+        "slow-b#0": 2,
+    }
