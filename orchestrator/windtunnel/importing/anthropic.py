@@ -188,13 +188,15 @@ def _tool_use(
         pending[call_id] = call
 
 
-def _tool_result(
+def claim_tool_result(
     doc: Document,
     builder: TraceBuilder,
     block: dict[str, Any],
     where: str,
     pending: dict[str, Call],
-) -> None:
+) -> tuple[Call, Any, Any] | None:
+    """The pending call a `tool_result` block answers, with its converted content and flags;
+    None (after a warning) for a result no call issued. Shared with Claude Code sessions."""
     call_id = opt_str(block.get("tool_use_id"))
     call = pending.pop(call_id, None) if call_id is not None else None
     if call is None:
@@ -202,9 +204,22 @@ def _tool_result(
             "orphan_result",
             f"{where}: a tool result for {call_id!r}, which no call issued; ignored",
         )
-        return
+        return None
     converted = anthropic_content(block.get("content"))
     if converted is None:
         doc.fail("tool result content must be a string or an array of blocks", f"{where}.content")
     result, flags = converted
-    builder.set_result(call, result, is_error=block.get("is_error") is True, flags=flags)
+    return call, result, flags
+
+
+def _tool_result(
+    doc: Document,
+    builder: TraceBuilder,
+    block: dict[str, Any],
+    where: str,
+    pending: dict[str, Call],
+) -> None:
+    claimed = claim_tool_result(doc, builder, block, where, pending)
+    if claimed is not None:
+        call, result, flags = claimed
+        builder.set_result(call, result, is_error=block.get("is_error") is True, flags=flags)

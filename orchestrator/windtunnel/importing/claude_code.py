@@ -12,11 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from .anthropic import text_of
+from .anthropic import claim_tool_result, text_of
 from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call, Identity
-from .normalize import anthropic_content, iso_from_text, parse_args
+from .normalize import iso_from_text, parse_args
 from .shape import as_obj, opt_str
 
 __all__ = ["FORMAT", "looks_like", "read", "split_tool_name"]
@@ -139,19 +139,11 @@ def _tool_result(
     at: str | None,
     pending: dict[str, Call],
 ) -> None:
-    call_id = opt_str(block.get("tool_use_id"))
-    call = pending.pop(call_id, None) if call_id is not None else None
-    if call is None:
-        builder.warn(
-            "orphan_result",
-            f"{where}: a tool result for {call_id!r}, which no call issued; ignored",
-        )
+    claimed = claim_tool_result(doc, builder, block, where, pending)
+    if claimed is None:
         return
+    call, result, flags = claimed
     call.ended_at = at
-    converted = anthropic_content(block.get("content"))
-    if converted is None:
-        doc.fail("tool result content must be a string or an array of blocks", f"{where}.content")
-    result, flags = converted
     is_error = block.get("is_error") is True
     text = text_of(result.content) or ""
     if is_error and text.startswith(_DENIED):
