@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .measure import Spread, turns
-from .report import BenchResult, finish_data, header, start_data
+from .report import BenchResult, finish_data, header, render_section, start_data
 from .targets import write_weather_universe
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
@@ -123,16 +123,7 @@ def run(options: argparse.Namespace) -> BenchResult:
         targets=targets,
     )
     finish_data(data)
-    plot = None
-    if options.out is not None:
-        plot = options.out.parent / "bench-fleet.png"
-        try:
-            _plot(data, plot)
-        except ImportError:
-            plot = None
-    text = markdown(data, plot.name if plot else None)
-    print(text)
-    return BenchResult(data, text)
+    return render_section(data, options, "bench-fleet.png", _plot, markdown)
 
 
 def _c(spread: dict[str, Any], fmt: str) -> str:

@@ -24,7 +24,7 @@ from typing import Any
 import trio
 
 from .measure import Spread, turns
-from .report import BenchResult, finish_data, header, start_data
+from .report import BenchResult, finish_data, header, render_section, start_data
 from .targets import CALL_ARGS, TOOL, write_weather_universe
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
@@ -227,16 +227,7 @@ def run(options: argparse.Namespace) -> BenchResult:
         breakdown_run=breakdown_run,
     )
     finish_data(data)
-    plot = None
-    if options.out is not None:
-        plot = options.out.parent / "bench-pack.png"
-        try:
-            _plot(data, plot)
-        except ImportError:
-            plot = None
-    text = markdown(data, plot.name if plot else None)
-    print(text)
-    return BenchResult(data, text)
+    return render_section(data, options, "bench-pack.png", _plot, markdown)
 
 
 def markdown(data: dict[str, Any], plot_name: str | None) -> str:

@@ -10,6 +10,8 @@ import json
 import os
 import platform
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +89,29 @@ class BenchResult:
     def __init__(self, data: dict[str, Any], markdown: str) -> None:
         self.data = data
         self.markdown = markdown
+
+
+def render_section(
+    data: dict[str, Any],
+    options: Any,
+    plot_file: str,
+    plot: Callable[[dict[str, Any], Path], None],
+    markdown: Callable[[dict[str, Any], str | None], str],
+) -> BenchResult:
+    """Draw the section's plot next to `--out` (when matplotlib is there), print the markdown,
+    and hand both back."""
+    plot_name = None
+    if options.out is not None:
+        path = options.out.parent / plot_file
+        try:
+            plot(data, path)
+        except ImportError:
+            print("matplotlib is not installed: no plot", file=sys.stderr)
+        else:
+            plot_name = path.name
+    text = markdown(data, plot_name)
+    print(text)
+    return BenchResult(data, text)
 
 
 def header(title: str, data: dict[str, Any]) -> list[str]:
