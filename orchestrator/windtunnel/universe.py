@@ -221,8 +221,21 @@ def load_universe(path: str | os.PathLike[str]) -> Universe:
     return decode_universe(data, file=file)
 
 
+def _escape_wrapper_look(recording: Recording) -> Recording:
+    if flatten_wire_args(recording.tool_name, recording.args) is recording.args:
+        return recording
+    return msgspec.structs.replace(recording, args={"arguments": recording.args})
+
+
 def encode_universe(universe: Universe) -> bytes:
-    """Deterministic, indented JSON (stable key order) so universe files diff cleanly."""
+    """Deterministic, indented JSON (stable key order) so universe files diff cleanly.
+
+    Flat args that themselves look like a wire wrapper are written wrapped once more, because the
+    loader flattens exactly one level: what is written reads back as the same universe.
+    """
+    escaped = [_escape_wrapper_look(r) for r in universe.recordings]
+    if any(new is not old for new, old in zip(escaped, universe.recordings, strict=True)):
+        universe = msgspec.structs.replace(universe, recordings=escaped)
     compact = msgspec.json.encode(universe, order="deterministic")
     return msgspec.json.format(compact, indent=2) + b"\n"
 

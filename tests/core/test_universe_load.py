@@ -53,6 +53,23 @@ def test_non_wrappers_stay_flat(write_universe_file: UniverseFactory, args: Any)
     assert load_universe(write_universe_file(doc)).recordings[0].args == args
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"arguments": {"arguments": {"q": "x"}}},
+        {"name": "lookup", "arguments": {"name": "lookup", "arguments": {"q": "x"}}},
+    ],
+)
+def test_flat_args_that_look_like_a_wrapper_survive_a_write(
+    write_universe_file: UniverseFactory, args: Any
+) -> None:
+    """One level is flattened; the writer escapes what still looks like a wrapper, so it reads back."""
+    doc = universe_doc([TOOL], [{"tool_name": "lookup", "args": args, "result": 1}])
+    universe = load_universe(write_universe_file(doc))
+    assert universe.recordings[0].args == args["arguments"]
+    assert decode_universe(encode_universe(universe)) == universe
+
+
 BAD_CASES: list[tuple[Any, str, str]] = [
     ("{not json", "", "JSON is malformed: object keys must be strings (line 1, column 2)"),
     ('{\n  "tools": [}', "", "(line 2, column 13)"),

@@ -121,7 +121,9 @@ def mutate_json(doc: Any, rng: random.Random, rounds: int = 1) -> Any:
         paths = _paths(doc)
         path = rng.choice(paths)
         if not path:
-            doc = rng.choice([*JSON_ODDITIES, doc])
+            # A copy: mutating a shared oddity in a later round would change this module's
+            # constants, and hypothesis would see the same draws produce different data.
+            doc = copy.deepcopy(rng.choice([*JSON_ODDITIES, doc]))
             continue
         parent = _at(doc, path[:-1])
         key = path[-1]

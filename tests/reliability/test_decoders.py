@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.reliability.mutations import (
+    JSON_ODDITIES,
     base_universe,
     mutate_json,
     mutate_toml_lines,
@@ -68,6 +69,16 @@ def test_near_valid_universes_load_or_raise_universe_error(rng: random.Random, r
     except HookRequiredError:
         pytest.fail("a hook was given, yet the server asked for one")
     assert decode_universe(encode_universe(universe)) == universe
+
+
+def test_mutations_never_change_their_building_blocks() -> None:
+    """Mutating leaves the shared oddities untouched, so equal draws always make equal documents."""
+    before = json.dumps(JSON_ODDITIES)
+    for seed in range(3000):
+        first = mutate_json(base_universe(), random.Random(seed), 4)
+        again = mutate_json(base_universe(), random.Random(seed), 4)
+        assert json.dumps(first) == json.dumps(again)
+    assert json.dumps(JSON_ODDITIES) == before
 
 
 @FUZZ
