@@ -14,15 +14,20 @@ from __future__ import annotations
 
 from .events import EVENT_NAMES, make_event
 from .fleet import Fleet, ScenarioRun, open_fleet
+from .pipe_writer import PipeTextStream, PipeWriter
 from .router import Router
-from .sinks import JsonLinesSink, MemorySink, Sink
+from .sinks import JsonLinesSink, LossySink, MemorySink, PipeSink, Sink
 from .websocket_feed import WebSocketFeed
 
 __all__ = [
     "EVENT_NAMES",
     "Fleet",
     "JsonLinesSink",
+    "LossySink",
     "MemorySink",
+    "PipeSink",
+    "PipeTextStream",
+    "PipeWriter",
     "Router",
     "ScenarioRun",
     "Sink",

@@ -5,7 +5,7 @@ Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp`
 
 | event | level | extra fields |
 |---|---|---|
-| `fleet_started` / `fleet_stopped` | info | `feed_url` / `events`, `dropped` |
+| `fleet_started` / `fleet_stopped` | info | `feed_url` / `events`, `dropped` (by any sink) |
 | `scenario_started` | info | `upstreams` |
 | `scenario_finished` | info | `calls`, `divergences`, `faults`, `error` |
 | `server_started` | info | `url` |
@@ -14,7 +14,7 @@ Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp`
 | `tool_call` | info | `tool`, `args`, `tier`, `recording`, `is_error`, `duration_ms` |
 | `universe_divergence` | warning | `tool`, `args`, `reason`, `policy`, `nearest` |
 | `server_fault` | error | `tool`, `error` |
-| `events_dropped` | warning | `dropped` (events a slow subscriber missed) |
+| `events_dropped` | warning | `dropped` (lines a slow reader missed: feed, stderr); no `seq` |
 | `feed_subscribed` | info | `buffer`; sent only to the new subscriber, without `seq` |
 """
 

@@ -16,7 +16,7 @@ from ..calls import MCPCall
 from ..errors import ServerError
 from ..mcp.spi import MCPServer
 from .router import Router, ScenarioLog
-from .sinks import Sink
+from .sinks import LossySink, Sink
 from .websocket_feed import SUBSCRIBER_BUFFER, WebSocketFeed
 
 __all__ = ["Fleet", "ScenarioRun", "open_fleet", "raise_open_file_limit"]
@@ -238,7 +238,11 @@ async def _open_fleet_nursery(
         finally:
             with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
                 cleanup.shield = True
-                dropped = feed.total_dropped if feed is not None else 0
+                # Counted before `fleet_stopped` itself is published: a sink that drops that
+                # one too announces it in its own stream (`events_dropped`).
+                dropped = sum(
+                    sink.total_dropped for sink in router.sinks if isinstance(sink, LossySink)
+                )
                 if started:
                     await router.emit(
                         "fleet_stopped", events=sum(router.counts.values()) + 1, dropped=dropped

@@ -2,19 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TextIO
+from typing import Any, Protocol, TextIO, runtime_checkable
 
 import structlog
 
 from ..canonical import encode_json
+from .events import make_event
+from .pipe_writer import PipeWriter
 
-__all__ = ["JsonLinesSink", "MemorySink", "Sink"]
+__all__ = ["JsonLinesSink", "LossySink", "MemorySink", "PipeSink", "Sink", "drop_notice"]
 
 
 class Sink(Protocol):
     """Receives every event, in order. Must return at once (buffer, drop and count if needed)."""
 
     def publish(self, event: dict[str, Any]) -> None: ...
+
+
+@runtime_checkable
+class LossySink(Sink, Protocol):
+    """A sink that drops events rather than wait for a slow reader, and counts them."""
+
+    @property
+    def total_dropped(self) -> int: ...
 
 
 class JsonLinesSink:
@@ -55,6 +65,31 @@ def _dumps(value: Any, **_: Any) -> str:
     if "event" in value:
         value = {"event": value.pop("event"), **value}
     return encode_json(value).decode()
+
+
+def drop_notice(count: int) -> bytes:
+    """The `events_dropped` line a stream reader gets where `count` lines are missing."""
+    notice = make_event("events_dropped", level="warning", dropped=count)
+    return _dumps(notice).encode() + b"\n"
+
+
+class PipeSink:
+    """JSON lines, as `JsonLinesSink` writes them, into a `PipeWriter` (stderr, a pipe).
+
+    For a stream whose reader may stall or never read: an event that finds the writer's buffer
+    full is dropped and counted, and the reader gets an `events_dropped` line with the count
+    before the next event that fits (see `pipe_writer`).
+    """
+
+    def __init__(self, writer: PipeWriter) -> None:
+        self.writer = writer
+
+    @property
+    def total_dropped(self) -> int:
+        return self.writer.dropped
+
+    def publish(self, event: dict[str, Any]) -> None:
+        self.writer.offer(_dumps(dict(event)).encode() + b"\n")
 
 
 class MemorySink:

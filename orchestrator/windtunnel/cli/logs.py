@@ -4,13 +4,23 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Literal, TextIO
+from typing import Literal, Protocol, TextIO, cast
 
 import structlog
 
-__all__ = ["LogFormat", "configure_logging"]
+__all__ = ["LogFormat", "LogStream", "configure_logging"]
 
 LogFormat = Literal["auto", "json", "console"]
+
+
+class LogStream(Protocol):
+    """What log lines are printed to: `sys.stderr`, a file, or a `PipeTextStream`."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
 
 
 class _CurrentStderr:
@@ -27,11 +37,12 @@ class _CurrentStderr:
 
 
 def configure_logging(
-    *, fmt: LogFormat = "auto", stream: TextIO | None = None, level: int = logging.INFO
+    *, fmt: LogFormat = "auto", stream: LogStream | None = None, level: int = logging.INFO
 ) -> None:
     """Configure structlog once: ISO timestamps, level names, one line per event (stderr by
     default, looked up at each write)."""
-    out: TextIO = stream if stream is not None else _CurrentStderr()  # type: ignore[assignment]
+    # structlog and logging only ever call write, flush (and isatty) on the stream.
+    out = cast(TextIO, stream if stream is not None else _CurrentStderr())
     if fmt == "auto":
         fmt = "console" if out.isatty() else "json"
     renderer: structlog.types.Processor = (

@@ -7,12 +7,15 @@ import importlib
 import json
 import signal
 import sys
-from typing import Any, TextIO
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 import trio
 
-from ..actors import JsonLinesSink, open_fleet
+from ..actors import JsonLinesSink, PipeSink, PipeTextStream, PipeWriter, Sink, open_fleet
 from ..actors.events import call_events
+from ..actors.sinks import drop_notice
 from ..agents.base import mcp_config
 from ..calls import MCPCall
 from ..errors import ConfigError
@@ -21,6 +24,9 @@ from ..miss_answers import SynthesizeHook
 from .logs import configure_logging
 
 __all__ = ["load_hook", "parse_upstreams", "register_serve"]
+
+STDERR_DRAIN_S = 2.0
+"""How long a stopping `wt serve` waits for its last stderr lines to be read."""
 
 
 def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -92,29 +98,47 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError("--stdio serves exactly one universe", file="<command line>")
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
-    # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
-    configure_logging(fmt=args.log_format)
     servers = {name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs}
-    if args.stdio:
-        server = next(iter(servers.values()))
-        _log_calls_to(server, sys.stderr)
-        trio.run(server.serve_stdio)
+    with _stderr_writer() as stderr:
+        # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
+        configure_logging(fmt=args.log_format, stream=PipeTextStream(stderr))
+        if args.stdio:
+            server = next(iter(servers.values()))
+            _log_calls_to(server, PipeSink(stderr))
+            trio.run(server.serve_stdio)
+            return 0
+        if args.events is None:
+            trio.run(_serve_http, servers, args, PipeSink(stderr), stderr)
+            return 0
+        try:
+            events = open(args.events, "a", encoding="utf-8")  # noqa: SIM115  # closed below
+        except OSError as exc:
+            raise ConfigError(
+                f"cannot open for writing: {exc.strerror}", file=args.events
+            ) from None
+        with events:
+            trio.run(_serve_http, servers, args, JsonLinesSink(events), stderr)
         return 0
-    if args.events is None:
-        trio.run(_serve_http, servers, args, sys.stderr)
-        return 0
+
+
+@contextmanager
+def _stderr_writer() -> Iterator[PipeWriter]:
+    """stderr behind a `PipeWriter`: an agent that pipes it and never reads it must not stall
+    the servers. Closing waits a bounded time for the last lines (and the drop count)."""
     try:
-        events = open(args.events, "a", encoding="utf-8")  # noqa: SIM115  # closed below
-    except OSError as exc:
-        raise ConfigError(f"cannot open for writing: {exc.strerror}", file=args.events) from None
-    with events:
-        trio.run(_serve_http, servers, args, events)
-    return 0
+        fd = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):
+        fd = 2  # sys.stderr was swapped for an object without a descriptor
+    sys.stderr.flush()
+    writer = PipeWriter(fd, notice=drop_notice)
+    try:
+        yield writer
+    finally:
+        writer.close(deadline_s=STDERR_DRAIN_S)
 
 
-def _log_calls_to(server: RecordedMCPServer, stream: TextIO) -> None:
-    """Over stdio there is no router: emit the same per-call events straight to `stream`."""
-    sink = JsonLinesSink(stream)
+def _log_calls_to(server: RecordedMCPServer, sink: Sink) -> None:
+    """Over stdio there is no router: emit the same per-call events straight to `sink`."""
     server.log_events = False
 
     def emit(call: MCPCall) -> None:
@@ -127,12 +151,15 @@ def _log_calls_to(server: RecordedMCPServer, stream: TextIO) -> None:
 
 
 async def _serve_http(
-    servers: dict[str, RecordedMCPServer], args: argparse.Namespace, events: TextIO
+    servers: dict[str, RecordedMCPServer],
+    args: argparse.Namespace,
+    events: Sink,
+    stderr: PipeWriter,
 ) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async with open_fleet(
             pack="serve",
-            sinks=[JsonLinesSink(events)],
+            sinks=[events],
             host=args.host,
             feed_port=args.feed_port,
             call_events=True,
@@ -144,6 +171,6 @@ async def _serve_http(
                 else:
                     print(json.dumps(mcp_config(run.urls), indent=2), flush=True)
                 if fleet.feed is not None:
-                    print(f"event feed: {fleet.feed.url}", file=sys.stderr, flush=True)
+                    stderr.offer(f"event feed: {fleet.feed.url}\n".encode())
                 async for _ in signals:
                     break
