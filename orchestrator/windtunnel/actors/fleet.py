@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import resource
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ import trio
 from .._groups import unwrap_single_error
 from ..calls import MCPCall
 from ..errors import ServerError
+from ..fd_limit import fd_hint, raise_open_file_limit
 from ..mcp.spi import MCPServer
 from .router import Router, ScenarioLog
 from .sinks import LossySink, Sink
@@ -24,18 +24,6 @@ __all__ = ["Fleet", "ScenarioRun", "open_fleet", "raise_open_file_limit"]
 logger = structlog.get_logger("windtunnel")
 STOP_GRACE_S = 2.0
 CLEANUP_DEADLINE_S = 10.0
-
-
-def raise_open_file_limit() -> int:
-    """Raise the soft open-file limit to the hard one: every server is a socket or more."""
-    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    if hard != resource.RLIM_INFINITY and soft < hard:
-        try:
-            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
-        except (ValueError, OSError):
-            return soft
-        return hard
-    return soft
 
 
 @dataclass
@@ -261,5 +249,6 @@ async def _start_feed(nursery: trio.Nursery, feed: WebSocketFeed) -> str:
     except OSError as exc:
         raise ServerError(
             f"the event feed cannot listen on {feed.host}:{feed.port}: {exc.strerror}"
+            f"{fd_hint(exc.errno)}"
         ) from None
     return url

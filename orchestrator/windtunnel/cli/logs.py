@@ -8,6 +8,8 @@ from typing import Literal, Protocol, TextIO, cast
 
 import structlog
 
+from .accept_errors import install_accept_filter
+
 __all__ = ["LogFormat", "LogStream", "configure_logging"]
 
 LogFormat = Literal["auto", "json", "console"]
@@ -64,3 +66,4 @@ def configure_logging(
     logging.basicConfig(
         level=logging.WARNING, stream=out, format="%(levelname)s %(name)s: %(message)s"
     )
+    install_accept_filter()

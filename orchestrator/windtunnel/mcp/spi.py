@@ -21,6 +21,7 @@ import trio
 from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
+from ..fd_limit import fd_hint
 from ._bridge import (
     ASGIApp,
     HTTPServing,
@@ -114,6 +115,7 @@ class MCPServer(ABC):
         except OSError as exc:
             raise ServerError(
                 f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
+                f"{fd_hint(exc.errno)}"
             ) from None
         specs = self.tool_specs()
 
