@@ -104,10 +104,6 @@ def test_bad_arguments_exit_2(
             "wt: error: --feed-port serves one process's events; it cannot be combined with -j",
         ),
         (["--ray-address", "auto"], "wt: error: --ray-address needs --executor ray"),
-        (
-            ["--executor", "ray", "--resume"],
-            "wt: error: --resume is not supported with --executor ray; rerun into a new -o",
-        ),
     ],
 )
 def test_options_that_do_not_mix_exit_2(

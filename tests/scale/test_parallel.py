@@ -93,6 +93,24 @@ def test_a_parallel_run_refuses_a_used_directory(
     ]
 
 
+def test_resume_with_jobs_auto_keeps_the_shard_count_of_the_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`-j auto --resume` resumes the shards the directory holds (3 here), whatever the cores."""
+    pack = scripted_pack(tmp_path, 3)
+    run = tmp_path / "run"
+    assert main(["run", str(pack), "-j", "3", "-o", str(run), "--progress", "plain"]) == 1
+    before = verdicts(run)
+    capsys.readouterr()
+    argv = ["run", str(pack), "-j", "auto", "-o", str(run), "--resume", "--progress", "plain"]
+    assert main(argv) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (
+        "resuming: 3 unit(s) already finished, 0 to run"
+    )
+    assert sorted(p.name for p in (run / "shards").iterdir()) == ["1-of-3", "2-of-3", "3-of-3"]
+    assert verdicts(run) == before
+
+
 def test_parse_progress_line() -> None:
     """Worker progress lines become stub traces; any other line is not progress."""
     fail = parse_progress_line("FAIL  a b#1 (0.25s) - call 1 x diverged (really)")

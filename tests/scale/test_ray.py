@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +16,8 @@ from tests.scale.packs import scripted_pack
 from tests.scale.test_parallel import verdicts
 from windtunnel.cli.main import main
 from windtunnel.runner.progress import Progress
+from windtunnel.runner.results import read_results
+from windtunnel.scale.local import parse_progress_line
 from windtunnel.scale.ray_executor import RayShardOutcome, ShardJob, run_ray_shards
 from windtunnel.scale.shards import ShardSpec, shard_of
 
@@ -97,3 +101,73 @@ def test_a_failing_task_is_reported_per_shard(tmp_path: Path, local_ray: None) -
         )
     ]
     assert not (tmp_path / "shard").exists()
+
+
+def _unit_ids(results: Path) -> list[str]:
+    """The units of a results file's whole lines (a torn last line is not a finished unit)."""
+    lines = results.read_bytes().split(b"\n")[:-1]
+    return [json.loads(line)["unit_id"] for line in lines]
+
+
+@pytest.mark.timeout(180)
+def test_ray_resume_runs_only_the_unfinished_units(
+    tmp_path: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--resume` on Ray: a finished shard is not sent again, a shard cut short runs only its
+    missing units, and the merged run equals the uninterrupted one. `-j auto` keeps the
+    resumed run's 3 shards, though the cluster has 2 CPUs."""
+    pack = scripted_pack(tmp_path, 6, repeats=2)
+    run = tmp_path / "run"
+    argv = ["run", str(pack), "--executor", "ray", "-o", str(run), "--progress", "plain"]
+    assert main([*argv, "-j", "3"]) == 1
+    whole = verdicts(run)
+    first = {t.unit_id: t.started_at for t in read_results(run, with_calls=False)}
+    # What an interrupted run leaves: shard 3's task never returned, and shard 2 (as a local
+    # worker killed mid-shard leaves it: the same layout) holds one unit and a torn line.
+    shards = run / "shards"
+    shutil.rmtree(shards / "3-of-3")
+    cut = shards / "2-of-3" / "results.jsonl"
+    lines = cut.read_bytes().splitlines(keepends=True)
+    assert len(lines) > 1
+    cut.write_bytes(lines[0] + lines[1][:20])
+    kept = set(_unit_ids(shards / "1-of-3" / "results.jsonl")) | set(_unit_ids(cut))
+    finished_shard = (shards / "1-of-3" / "results.jsonl").stat().st_ino
+    capsys.readouterr()
+
+    assert main([*argv, "--resume"]) == 1
+
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"resuming: {len(kept)} unit(s) already finished, {12 - len(kept)} to run"
+    ran = {stub.unit_id for line in err if (stub := parse_progress_line(line)) is not None}
+    assert ran == set(first) - kept
+    assert sorted(p.name for p in shards.iterdir()) == ["1-of-3", "2-of-3", "3-of-3"]
+    assert (shards / "1-of-3" / "results.jsonl").stat().st_ino == finished_shard  # not rewritten
+    assert verdicts(run) == whole
+    again = {t.unit_id: t.started_at for t in read_results(run, with_calls=False)}
+    assert {uid: again[uid] for uid in kept} == {uid: first[uid] for uid in kept}
+    assert all(again[uid] != first[uid] for uid in ran)
+    merge = json.loads((run / "merge.json").read_text())
+    assert (merge["merged"], merge["missing"]) == (["1/3", "2/3", "3/3"], [])
+
+
+@pytest.mark.timeout(120)
+def test_ray_resume_refuses_another_plan(
+    tmp_path: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Resuming with options that change the plan (here `--repeats`) is refused before any task
+    is sent, as a local shard refuses it: exit 2, the shard directories untouched."""
+    pack = scripted_pack(tmp_path, 3)
+    run = tmp_path / "run"
+    argv = ["run", str(pack), "--executor", "ray", "-j", "2", "-o", str(run)]
+    assert main([*argv, "--progress", "plain"]) == 1
+    before = {p: p.read_bytes() for p in sorted((run / "shards").rglob("*")) if p.is_file()}
+    capsys.readouterr()
+    assert main([*argv, "--resume", "--repeats", "2"]) == 2
+    [message] = capsys.readouterr().err.splitlines()
+    # Shard 1 of these two owns no unit (by the plan's hash), so only shard 2 holds results.
+    assert re.fullmatch(
+        rf"wt: error: {re.escape(str(run / 'shards' / '2-of-2'))}: this run directory holds "
+        r"shard 2/2 of plan [0-9a-f]{12}, not shard 2/2 of plan [0-9a-f]{12}; use another -o",
+        message,
+    )
+    assert {p: p.read_bytes() for p in sorted((run / "shards").rglob("*")) if p.is_file()} == before

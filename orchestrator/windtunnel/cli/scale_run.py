@@ -6,8 +6,10 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import re
 import shutil
 import signal
+from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -24,10 +26,10 @@ from ..runner.scenario import ScenarioPack
 from ..runner.summary import Summary
 from ..runner.units import plan_units
 from ..scale.local import ShardExit, run_local_shards
-from ..scale.manifest import MANIFEST_FILE
+from ..scale.manifest import MANIFEST_FILE, build_manifest
 from ..scale.merge import EVENTS_FILE, MERGE_FILE, merge_runs
 from ..scale.ray_executor import ShardJob, import_ray, ray_cpus, run_ray_shards
-from ..scale.shard_run import prepare_shard
+from ..scale.shard_run import finished_units, prepare_shard
 from ..scale.shards import ShardSpec, parse_shard, shard_dirname
 
 __all__ = [
@@ -41,6 +43,7 @@ __all__ = [
 ]
 
 SHARDS_DIR = "shards"
+_SHARD_DIR = re.compile(r"[1-9][0-9]*-of-([1-9][0-9]*)")  # `shard_dirname`'s `i-of-N`
 Jobs = int | Literal["auto"]
 
 
@@ -120,8 +123,6 @@ def wants_workers(args: argparse.Namespace) -> bool:
         )
     if parallel and args.feed_port is not None:
         raise ConfigError("--feed-port serves one process's events; it cannot be combined with -j")
-    if args.executor == "ray" and args.resume:
-        raise ConfigError("--resume is not supported with --executor ray; rerun into a new -o")
     return parallel
 
 
@@ -165,6 +166,22 @@ def _worker_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
+def _shard_count(root: Path, jobs: Jobs | None, resume: bool, auto: Callable[[], int]) -> int:
+    """How many shards: `-j N`; with `-j auto`, `auto()`, except that a resumed run keeps the
+    count its shard directories were cut for (the cores or the Ray cluster may have changed)."""
+    if jobs not in (None, "auto"):
+        return int(jobs)
+    if resume and (root / SHARDS_DIR).is_dir():
+        counts = {
+            int(match.group(1))
+            for entry in (root / SHARDS_DIR).iterdir()
+            if (match := _SHARD_DIR.fullmatch(entry.name)) is not None
+        }
+        if len(counts) == 1:
+            return counts.pop()
+    return auto()
+
+
 def _shards(root: Path, count: int) -> list[tuple[ShardSpec, Path]]:
     specs = [ShardSpec(i, count) for i in range(1, count + 1)]
     return [(spec, root / SHARDS_DIR / shard_dirname(spec)) for spec in specs]
@@ -204,10 +221,45 @@ def _ray_pack_spec(spec: str) -> str:
     return os.path.abspath(spec) if os.path.exists(spec) else spec
 
 
+def _ray_jobs(
+    args: argparse.Namespace,
+    pack: ScenarioPack,
+    options: PackRunOptions,
+    agent: AgentSpec | None,
+    shards: list[tuple[ShardSpec, Path]],
+) -> list[tuple[ShardJob, Path]]:
+    """One job per shard; resuming, each skips the units its directory already holds, and a
+    shard with nothing left is not sent at all."""
+    plan = plan_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats)
+    jobs = []
+    for spec, run_dir in shards:
+        manifest = build_manifest(pack.name, plan, spec)
+        done = finished_units(run_dir, manifest) if options.resume else []
+        if done and len(done) == len(manifest.units):
+            continue
+        job = ShardJob(
+            pack=_ray_pack_spec(args.pack),
+            shard=str(spec),
+            cwd=os.getcwd(),
+            concurrency=options.concurrency,
+            repeats=options.repeats,
+            scenario_filter=options.scenario_filter,
+            agent=agent,
+            skip=done,
+        )
+        jobs.append((job, run_dir))
+    return jobs
+
+
 def _on_ray(
-    args: argparse.Namespace, options: PackRunOptions, progress: Progress, total: int
+    args: argparse.Namespace,
+    pack: ScenarioPack,
+    options: PackRunOptions,
+    progress: Progress,
+    total: int,
 ) -> tuple[bool, list[tuple[ShardSpec, Path]], list[str]]:
-    if options.agent is not None and not isinstance(options.agent, AgentSpec):
+    agent = options.agent
+    if agent is not None and not isinstance(agent, AgentSpec):
         raise ConfigError("the Ray executor runs agents given as data (a command or MODULE:ATTR)")
     ray = import_ray()
     started = not ray.is_initialized()
@@ -219,24 +271,10 @@ def _on_ray(
             logging_level=logging.WARNING,
         )
     try:
-        count = ray_cpus(ray) if args.jobs in (None, "auto") else int(args.jobs)
+        count = _shard_count(options.run_dir, args.jobs, options.resume, lambda: ray_cpus(ray))
         shards = _shards(options.run_dir, count)
-        progress.start(total)
-        jobs = [
-            (
-                ShardJob(
-                    pack=_ray_pack_spec(args.pack),
-                    shard=str(spec),
-                    cwd=os.getcwd(),
-                    concurrency=options.concurrency,
-                    repeats=options.repeats,
-                    scenario_filter=options.scenario_filter,
-                    agent=options.agent,
-                ),
-                run_dir,
-            )
-            for spec, run_dir in shards
-        ]
+        jobs = _ray_jobs(args, pack, options, agent, shards)
+        _start_progress(progress, total, shards, options.resume)
         interrupted, outcomes = run_ray_shards(jobs, progress)
     finally:
         progress.close()
@@ -258,9 +296,10 @@ def run_workers(
     _check_fresh(root, options.resume)
     total = len(plan_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats))
     if args.executor == "ray":
-        interrupted, shards, failures = _on_ray(args, options, progress, total)
+        interrupted, shards, failures = _on_ray(args, pack, options, progress, total)
     else:
-        shards = _shards(root, _local_jobs(args.jobs))
+        count = _shard_count(root, args.jobs, options.resume, lambda: _local_jobs("auto"))
+        shards = _shards(root, count)
         _start_progress(progress, total, shards, options.resume)
         try:
             interrupted, exits = trio.run(_local, args.pack, shards, _worker_args(args), progress)

@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from ..errors import ConfigError, InputError
+from ..runner.layout import RESULTS_FILE
 from ..runner.results import atomic_write
 from ..runner.units import WorkUnit
 from ..universe import _split_msgspec_error
@@ -27,6 +28,7 @@ __all__ = [
     "SHARD_FORMAT_VERSION",
     "ShardManifest",
     "build_manifest",
+    "check_resumable",
     "read_manifest",
     "write_manifest",
 ]
@@ -63,28 +65,35 @@ def build_manifest(pack: str, plan: Sequence[WorkUnit], spec: ShardSpec) -> Shar
     )
 
 
-def write_manifest(run_dir: Path, manifest: ShardManifest) -> None:
-    """Write `run_dir/shard.json`, refusing a directory that holds another run's results.
+def check_resumable(run_dir: Path, manifest: ShardManifest) -> bool:
+    """Whether `run_dir` already holds results, refusing results that are not `manifest`'s.
 
     A directory whose `results.jsonl` has lines must already carry this very manifest (a resumed
     shard); otherwise resuming would mix units of two plans or two shards.
     """
+    results = run_dir / RESULTS_FILE
+    if not (results.exists() and results.stat().st_size > 0):
+        return False
+    existing = read_manifest(run_dir) if (run_dir / MANIFEST_FILE).exists() else None
+    if existing != manifest:
+        what = (
+            f"shard {existing.shard} of plan {existing.plan_hash[:12]}"
+            if existing is not None
+            else "an unsharded run"
+        )
+        raise ConfigError(
+            f"this run directory holds {what}, not shard {manifest.shard} of plan "
+            f"{manifest.plan_hash[:12]}; use another -o",
+            file=str(run_dir),
+        )
+    return True
+
+
+def write_manifest(run_dir: Path, manifest: ShardManifest) -> None:
+    """Write `run_dir/shard.json`, refusing a directory that holds another run's results
+    (`check_resumable`)."""
     path = run_dir / MANIFEST_FILE
-    results = run_dir / "results.jsonl"
-    has_results = results.exists() and results.stat().st_size > 0
-    if has_results:
-        existing = read_manifest(run_dir) if path.exists() else None
-        if existing != manifest:
-            what = (
-                f"shard {existing.shard} of plan {existing.plan_hash[:12]}"
-                if existing is not None
-                else "an unsharded run"
-            )
-            raise ConfigError(
-                f"this run directory holds {what}, not shard {manifest.shard} of plan "
-                f"{manifest.plan_hash[:12]}; use another -o",
-                file=str(run_dir),
-            )
+    check_resumable(run_dir, manifest)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -12,6 +12,7 @@ this executor is used.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import signal
@@ -35,7 +36,7 @@ from ..runner.pack_run import PackRunOptions, run_pack
 from ..runner.progress import Progress
 from ..runner.results import atomic_write, read_results
 from ..runner.trace import Trace
-from .manifest import ShardManifest, write_manifest
+from .manifest import ShardManifest, check_resumable, write_manifest
 from .merge import EVENTS_FILE, write_run
 from .shard_run import prepare_shard
 from .shards import ShardSpec, parse_shard
@@ -53,6 +54,8 @@ class ShardJob(msgspec.Struct, frozen=True, kw_only=True):
     repeats: int | None = None
     scenario_filter: str | None = None
     agent: AgentSpec | None = None
+    skip: list[str] = msgspec.field(default_factory=list)
+    """Units already finished in the driver's shard directory (`--resume`): not run again."""
 
 
 class ShardPayload(msgspec.Struct, kw_only=True):
@@ -100,6 +103,10 @@ def run_shard_task(job_json: bytes) -> bytes:
             agent=job.agent,
         )
         options, manifest = prepare_shard(pack, parse_shard(job.shard), options)
+        if job.skip:
+            skip = set(job.skip)
+            units = [unit for unit in options.units or [] if unit.id not in skip]
+            options = dataclasses.replace(options, units=units)
         quiet = Progress(io.StringIO(), live=False)
         trio.run(_run_pack, pack, options, quiet)
         events = run_dir / EVENTS_FILE
@@ -116,10 +123,17 @@ async def _run_pack(pack: Any, options: PackRunOptions, progress: Progress) -> N
 
 
 def _write_shard(run_dir: Path, payload: ShardPayload) -> None:
+    """Write a returned shard as a shard run directory, after the units a resumed shard already
+    had there (the task skipped those, so the two never overlap)."""
+    earlier = read_results(run_dir) if check_resumable(run_dir, payload.manifest) else []
     write_manifest(run_dir, payload.manifest)
-    write_run(run_dir, payload.traces, payload.manifest.pack)
+    write_run(run_dir, [*earlier, *payload.traces], payload.manifest.pack)
     if payload.events:
-        atomic_write(run_dir / EVENTS_FILE, payload.events.encode("utf-8"))
+        events = run_dir / EVENTS_FILE
+        kept = events.read_bytes() if events.exists() and earlier else b""
+        # A run killed mid-line leaves a partial last line: it goes, the new lines follow.
+        kept = kept[: kept.rfind(b"\n") + 1]
+        atomic_write(events, kept + payload.events.encode("utf-8"))
 
 
 def ray_cpus(ray: Any) -> int:
