@@ -15,6 +15,10 @@ import sys
 import time
 from contextlib import AsyncExitStack
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import trio
 
 _HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(_HERE.parent), str(_HERE.parents[1] / "orchestrator")]
@@ -30,7 +34,7 @@ def _rss_kb(field: str) -> int:
 class RawConnection:
     """A kept-alive HTTP/1.1 connection posting to one URL: the least client can do."""
 
-    def __init__(self, stream: object, host: str, path: str) -> None:
+    def __init__(self, stream: trio.SocketStream, host: str, path: str) -> None:
         self.stream = stream
         self.head = (
             f"POST {path} HTTP/1.1\r\nHost: {host}\r\n"
@@ -49,9 +53,9 @@ class RawConnection:
 
     async def post(self, body: bytes) -> tuple[int, bytes]:
         stream = self.stream
-        await stream.send_all(self.head + b"Content-Length: %d\r\n\r\n" % len(body) + body)  # type: ignore[attr-defined]
+        await stream.send_all(self.head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
         while b"\r\n\r\n" not in self.buffer:
-            self.buffer += await stream.receive_some(65536)  # type: ignore[attr-defined]
+            self.buffer += await stream.receive_some(65536)
         head, _, rest = self.buffer.partition(b"\r\n\r\n")
         lines = head.split(b"\r\n")
         status = int(lines[0].split()[1])
@@ -61,7 +65,7 @@ class RawConnection:
             if name.strip().lower() == b"content-length":
                 length = int(value)
         while len(rest) < length:
-            rest += await stream.receive_some(65536)  # type: ignore[attr-defined]
+            rest += await stream.receive_some(65536)
         self.buffer = rest[length:]
         return status, rest[:length]
 

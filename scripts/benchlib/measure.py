@@ -8,9 +8,11 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 __all__ = ["Samples", "Spread", "percentile", "time_interleaved", "turns"]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,7 @@ class Samples:
         self.wall.setdefault(name, []).append(wall)
 
 
-def turns(names: list[str], repeat: int) -> list[str]:
+def turns(names: list[T], repeat: int) -> list[T]:
     """The order contenders take their turn in repeat `repeat`: rotated, so none is always first.
 
     On a shared machine the background load drifts over a run; taking turns exposes every

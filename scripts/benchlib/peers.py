@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import glob
 import json
 import os
@@ -225,11 +226,13 @@ def _http_from_stdout(
 
 
 def _http_on_port(
-    make_cmd: Callable[[int], list[str]], path: str, env: dict[str, str] | None = None
+    command: list[str], path: str, env: dict[str, str] | None = None
 ) -> Callable[[], tuple[subprocess.Popen[str], str]]:
+    """Start `command --port PORT` on a free port (every peer takes `--port` last)."""
+
     def start() -> tuple[subprocess.Popen[str], str]:
         port = _free_port()
-        proc = _spawn(make_cmd(port), env=env)
+        proc = _spawn([*command, "--port", str(port)], env=env)
         try:
             _wait_port(port, proc)
         except Exception:
@@ -257,7 +260,7 @@ async def _client(config: Config, target: str | None) -> AsyncIterator[Any]:
         server = sse_client(target)  # type: ignore[arg-type]
     else:
         server = target
-    async with mcp.Client(server, mode=config.era, read_timeout_seconds=20) as client:  # type: ignore[arg-type]
+    async with mcp.Client(server, mode=config.era, read_timeout_seconds=20) as client:
         yield client
 
 
@@ -308,7 +311,7 @@ def _describe(exc: BaseException) -> str:
 async def _drive(server: Any, era: str, calls: int) -> None:
     import mcp
 
-    async with mcp.Client(server, mode=era, read_timeout_seconds=20) as client:  # type: ignore[arg-type]
+    async with mcp.Client(server, mode=era, read_timeout_seconds=20) as client:
         await client.list_tools()
         for _ in range(calls):
             _check(await client.call_tool(TOOL, CALL_ARGS))
@@ -453,7 +456,7 @@ async def _prepare(
             bins[name], reasons[name] = None, "not selected (--peers)"
             continue
         bins[name], reasons[name] = await trio.to_thread.run_sync(
-            lambda p=peer: ensure_peer(p, install=install)
+            functools.partial(ensure_peer, peer, install=install)
         )
         print(f"peers: {name}: {reasons[name]}", flush=True)
 
@@ -580,10 +583,7 @@ async def _prepare(
                         "http",
                         era,
                         label,
-                        start_http=_http_on_port(
-                            lambda p, path=path: [cassette, "serve", str(path), "--port", str(p)],
-                            "/mcp",
-                        ),
+                        start_http=_http_on_port([cassette, "serve", str(path)], "/mcp"),
                     )
                 )
             except Exception as exc:
@@ -662,7 +662,7 @@ async def _prepare(
                     "agent-vcr replay (legacy HTTP+SSE)",
                     sse=True,
                     start_http=_http_on_port(
-                        lambda p, vcr=vcr, agent_vcr=agent_vcr: [
+                        [
                             agent_vcr,
                             "replay",
                             "--file",
@@ -671,8 +671,6 @@ async def _prepare(
                             "sse",
                             "--host",
                             "127.0.0.1",
-                            "--port",
-                            str(p),
                         ],
                         "/sse",
                     ),
@@ -722,16 +720,7 @@ async def _prepare(
                         era,
                         label,
                         start_http=_http_on_port(
-                            lambda p, path=path: [
-                                rpython,
-                                str(wrapper),
-                                "replay",
-                                "--cassette",
-                                str(path),
-                                "--port",
-                                str(p),
-                            ],
-                            "/mcp",
+                            [rpython, str(wrapper), "replay", "--cassette", str(path)], "/mcp"
                         ),
                     )
                 )

@@ -116,7 +116,7 @@ async def _serve_http(kind: str, source: str) -> None:
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(
             lambda task_status: worker_serve(
-                ASGIWrapper(app),  # type: ignore[arg-type]
+                ASGIWrapper(app),
                 _config("127.0.0.1", 0),
                 sockets=sockets,
                 shutdown_trigger=shutdown.wait,

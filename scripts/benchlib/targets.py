@@ -42,7 +42,7 @@ LEGACY, MODERN = "legacy:", "modern:"
 _MODERN_MARK = b'"io.modelcontextprotocol/protocolVersion"'
 
 
-def _is_modern(body: bytes) -> bool:
+def _is_modern(body: bytes | bytearray) -> bool:
     """A 2026-07-28 request stamps the protocol version into `params._meta` (a byte search:
     the responder must not parse more than a ceiling should)."""
     return _MODERN_MARK in body
@@ -198,7 +198,7 @@ async def _capture(universe: Path) -> CannedAnswers:
         )
         url = binds[0] + "/mcp"
         for mode in ("legacy", "auto"):
-            async with mcp.Client(url, mode=mode) as client:  # type: ignore[arg-type]
+            async with mcp.Client(url, mode=mode) as client:
                 await client.list_tools()
                 await client.call_tool(TOOL, CALL_ARGS)
         shutdown.set()
