@@ -3,10 +3,11 @@
 The data flows through the modules in this order:
 
 - `document` reads a file into JSON values (one document, or JSON lines) and `sniff` picks the
-  adapter (`--format` forces one);
+  adapter (`--format` forces one), each adapter's `looks_like` built on `sniffing`'s shared
+  skeletons (logs by their first record, chat transcripts by their responses and tool use);
 - one adapter per format fills a `builder.TraceBuilder`: `mcp_jsonrpc`, `otlp`, `anthropic`,
   `openai_chat`, `openai_responses`, `claude_code` (with `normalize` for arguments, results and
-  times, `shape` for typed access to untrusted JSON);
+  times, `shape` for typed access to untrusted JSON and the parts of a chat transcript);
 - the builder finishes an `envelope.Envelope` (Contract A), inferring missing schemas
   (`inference`) and deriving its warnings (`diagnostics`, with `secrets.scan_secrets`);
 - `fixture` turns the envelope into universes and `skeleton` into the pack TOML with its scorer

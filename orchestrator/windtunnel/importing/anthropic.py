@@ -17,7 +17,8 @@ from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call, Identity
 from .normalize import anthropic_content, parse_args
-from .shape import as_list, as_obj, last_response, opt_str, request_body
+from .shape import as_list, as_obj, opt_str, read_transcript
+from .sniffing import transcript_looks_like
 
 __all__ = ["FORMAT", "looks_like", "read"]
 
@@ -25,34 +26,19 @@ FORMAT = "anthropic-messages"
 _TOOL_BLOCKS = ("tool_use", "tool_result", "mcp_tool_use", "mcp_tool_result")
 
 
-def _messages_of(value: Any) -> Any:
-    if isinstance(value, dict):
-        return value.get("messages")
-    return value
+def _is_response(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("type") == "message" and "content" in value
+
+
+def _uses_tools(message: dict[str, Any]) -> bool:
+    content = message.get("content")
+    return isinstance(content, list) and any(
+        isinstance(block, dict) and block.get("type") in _TOOL_BLOCKS for block in content
+    )
 
 
 def looks_like(doc: Document) -> bool:
-    response = last_response(doc)
-    if response is not None:
-        return isinstance(response, dict) and response.get("type") == "message"
-    if doc.jsonl:
-        return False
-    value = doc.single
-    if isinstance(value, dict) and value.get("type") == "message" and "content" in value:
-        return True
-    response = value.get("response") if isinstance(value, dict) else None
-    if isinstance(response, dict) and response.get("type") == "message":
-        return True
-    messages = _messages_of(value)
-    if not isinstance(messages, list):
-        return False
-    for message in messages:
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(content, list) and any(
-            isinstance(block, dict) and block.get("type") in _TOOL_BLOCKS for block in content
-        ):
-            return True
-    return False
+    return transcript_looks_like(doc, is_response=_is_response, uses_tools=_uses_tools)
 
 
 def text_of(content: Any) -> str | None:
@@ -72,22 +58,11 @@ def text_of(content: Any) -> str | None:
 
 
 def read(doc: Document, builder: TraceBuilder) -> None:
-    found = request_body(doc)
-    value, response, response_at = found.value, found.response, found.response_at
-    messages_at = f"{found.at}.messages"
-    if isinstance(value, dict) and value.get("type") == "message":  # a bare final response
-        value, response, response_at = {"messages": []}, value, found.at
-    elif isinstance(value, list):  # a bare array of messages
-        value, messages_at = {"messages": value}, found.at
-    body = as_obj(doc, value, found.at)
-    messages = [
-        (f"{messages_at}[{i}]", as_obj(doc, m, f"{messages_at}[{i}]"))
-        for i, m in enumerate(as_list(doc, body.get("messages"), messages_at))
-    ]
+    found = read_transcript(doc, is_response=_is_response)
+    body, messages, response = found.body, found.messages, found.response
     if response is not None:
-        response = as_obj(doc, response, response_at)
         builder.trace_id = opt_str(response.get("id"))
-        messages.append((response_at, {"role": "assistant", **response}))
+        messages.append((found.response_at, {"role": "assistant", **response}))
     builder.system = text_of(body.get("system"))
     default = _declare_tools(doc, builder, body, found.at)
     servers = _mcp_servers(doc, builder, body, found.at)

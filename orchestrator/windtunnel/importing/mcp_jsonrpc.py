@@ -17,6 +17,7 @@ from .document import Document
 from .envelope import Call, Identity
 from .normalize import iso_from_seconds, iso_from_text, parse_args, text_result, wire_result
 from .shape import as_list, as_obj, opt_str
+from .sniffing import first_record
 
 __all__ = ["FORMAT", "looks_like", "read"]
 
@@ -49,12 +50,7 @@ def _is_message(value: Any) -> bool:
 
 
 def looks_like(doc: Document) -> bool:
-    if doc.jsonl:
-        return _is_message(doc.records[0][1])
-    value = doc.single
-    if isinstance(value, list):
-        return bool(value) and _is_message(value[0])
-    return _is_message(value)
+    return _is_message(first_record(doc))
 
 
 def _timestamp(value: Any) -> str | None:

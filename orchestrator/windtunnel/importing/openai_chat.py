@@ -16,35 +16,24 @@ from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call
 from .normalize import parse_args, text_result
-from .shape import as_list, as_obj, last_response, opt_str, request_body
+from .shape import as_list, as_obj, opt_str, read_transcript
+from .sniffing import transcript_looks_like
 
 __all__ = ["FORMAT", "looks_like", "read"]
 
 FORMAT = "openai-chat"
 
 
-def _messages_of(value: Any) -> Any:
-    if isinstance(value, dict):
-        return value.get("messages")
-    return value
+def _is_response(value: Any) -> bool:
+    return isinstance(value, dict) and value.get("object") == "chat.completion"
+
+
+def _uses_tools(message: dict[str, Any]) -> bool:
+    return "tool_calls" in message or message.get("role") == "tool"
 
 
 def looks_like(doc: Document) -> bool:
-    response = last_response(doc)
-    if response is not None:
-        return isinstance(response, dict) and response.get("object") == "chat.completion"
-    if doc.jsonl:
-        return False
-    value = doc.single
-    if isinstance(value, dict) and value.get("object") == "chat.completion":
-        return True
-    response = value.get("response") if isinstance(value, dict) else None
-    if isinstance(response, dict) and response.get("object") == "chat.completion":
-        return True
-    messages = _messages_of(value)
-    return isinstance(messages, list) and any(
-        isinstance(m, dict) and ("tool_calls" in m or m.get("role") == "tool") for m in messages
-    )
+    return transcript_looks_like(doc, is_response=_is_response, uses_tools=_uses_tools)
 
 
 def _text(content: Any) -> str | None:
@@ -61,20 +50,10 @@ def _text(content: Any) -> str | None:
 
 
 def read(doc: Document, builder: TraceBuilder) -> None:
-    found = request_body(doc)
-    value, response, response_at = found.value, found.response, found.response_at
-    messages_at = f"{found.at}.messages"
-    if isinstance(value, dict) and value.get("object") == "chat.completion":  # a bare completion
-        value, response, response_at = {"messages": []}, value, found.at
-    elif isinstance(value, list):  # a bare array of messages
-        value, messages_at = {"messages": value}, found.at
-    body = as_obj(doc, value, found.at)
-    messages = [
-        (f"{messages_at}[{i}]", as_obj(doc, m, f"{messages_at}[{i}]"))
-        for i, m in enumerate(as_list(doc, body.get("messages"), messages_at))
-    ]
+    found = read_transcript(doc, is_response=_is_response)
+    body, messages, response = found.body, found.messages, found.response
+    response_at = found.response_at
     if response is not None:
-        response = as_obj(doc, response, response_at)
         builder.trace_id = opt_str(response.get("id"))
         choices = as_list(doc, response.get("choices"), f"{response_at}.choices")
         if choices:

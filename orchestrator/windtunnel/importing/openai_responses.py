@@ -17,6 +17,7 @@ from .document import Document
 from .envelope import Call, CallResult, Identity, Outcome
 from .normalize import parse_args, text_block, text_result
 from .shape import as_list, as_obj, opt_str
+from .sniffing import first_record
 
 __all__ = ["FORMAT", "looks_like", "read"]
 
@@ -39,12 +40,8 @@ def _is_exchange(value: Any) -> bool:
 
 
 def looks_like(doc: Document) -> bool:
-    if doc.jsonl:
-        return _is_exchange(doc.records[0][1]) or _is_response(doc.records[0][1])
-    value = doc.single
-    if isinstance(value, list):
-        return bool(value) and (_is_exchange(value[0]) or _is_response(value[0]))
-    return _is_response(value) or _is_exchange(value)
+    first = first_record(doc)
+    return _is_exchange(first) or _is_response(first)
 
 
 def _exchanges(doc: Document) -> list[tuple[str, dict[str, Any], str, dict[str, Any]]]:

@@ -80,8 +80,9 @@ class _Span(msgspec.Struct):
 
 
 def looks_like(doc: Document) -> bool:
-    first = doc.records[0][1] if doc.records else None
-    return isinstance(first, dict) and "resourceSpans" in first
+    # One export per document or per line: the document (or first line) itself, never an array.
+    value = doc.single
+    return isinstance(value, dict) and "resourceSpans" in value
 
 
 def _any_value(value: Any) -> Any:

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from .document import Document
 
-__all__ = ["Body", "as_list", "as_obj", "last_response", "opt_str", "request_body"]
+__all__ = [
+    "Body",
+    "Transcript",
+    "as_list",
+    "as_obj",
+    "is_exchange",
+    "opt_str",
+    "read_transcript",
+    "request_body",
+]
 
 
 def _kind(value: Any) -> str:
@@ -48,7 +58,8 @@ class Body(msgspec.Struct):
     response_at: str
 
 
-def _is_exchange(value: Any) -> bool:
+def is_exchange(value: Any) -> bool:
+    """A `{"request", "response"}` pair of a request/response log."""
     return isinstance(value, dict) and "request" in value and "response" in value
 
 
@@ -60,7 +71,7 @@ def request_body(doc: Document) -> Body:
     """
     if doc.jsonl:
         entries = [(f"line {line}: $", value) for line, value in doc.records]
-    elif isinstance(doc.single, list) and doc.single and _is_exchange(doc.single[0]):
+    elif isinstance(doc.single, list) and doc.single and is_exchange(doc.single[0]):
         entries = [(f"$[{i}]", value) for i, value in enumerate(doc.single)]
     else:
         value = doc.single
@@ -68,18 +79,37 @@ def request_body(doc: Document) -> Body:
             return Body(value, "$", value.get("response"), "$.response")
         return Body(value, "$", None, "$.response")
     where, last = entries[-1]
-    if not _is_exchange(last):
+    if not is_exchange(last):
         doc.fail('expected a {"request", "response"} exchange', where)
     return Body(last["request"], f"{where}.request", last["response"], f"{where}.response")
 
 
-def last_response(doc: Document) -> Any:
-    """The final response of a request/response log (for sniffing); None when not a log."""
-    records = (
-        [value for _, value in doc.records]
-        if doc.jsonl
-        else (doc.single if isinstance(doc.single, list) else [])
-    )
-    if records and all(_is_exchange(value) for value in records):
-        return records[-1]["response"]
-    return None
+class Transcript(msgspec.Struct):
+    """A chat transcript's request body (at `at`), its messages with their paths, and the final
+    response (an object, at `response_at`) when there is one."""
+
+    body: dict[str, Any]
+    at: str
+    messages: list[tuple[str, dict[str, Any]]]
+    response: dict[str, Any] | None
+    response_at: str
+
+
+def read_transcript(doc: Document, *, is_response: Callable[[Any], bool]) -> Transcript:
+    """The parts of a chat transcript (Anthropic Messages, OpenAI Chat Completions): a request
+    body with its messages, a bare final response (`is_response`), or a bare array of messages,
+    alone or as the last exchange of a request/response log (`request_body`)."""
+    found = request_body(doc)
+    value, response, response_at = found.value, found.response, found.response_at
+    messages_at = f"{found.at}.messages"
+    if is_response(value):
+        value, response, response_at = {"messages": []}, value, found.at
+    elif isinstance(value, list):
+        value, messages_at = {"messages": value}, found.at
+    body = as_obj(doc, value, found.at)
+    messages = [
+        (f"{messages_at}[{i}]", as_obj(doc, m, f"{messages_at}[{i}]"))
+        for i, m in enumerate(as_list(doc, body.get("messages"), messages_at))
+    ]
+    final = as_obj(doc, response, response_at) if response is not None else None
+    return Transcript(body, found.at, messages, final, response_at)
