@@ -36,7 +36,9 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         description=(
             "Serve one or more universes under one supervisor. Give FILE or NAME=FILE; with "
             "several, every upstream gets its own URL and an `mcpServers` client config is "
-            "printed. Events (one JSON object per line) go to stderr, or --events FILE."
+            "printed. Events (one JSON object per line) go to stderr, or --events FILE. A "
+            "stderr that is not read never stalls the servers: lines that do not fit are "
+            "dropped and counted (events_dropped)."
         ),
     )
     parser.add_argument("files", nargs="+", metavar="[NAME=]FILE")
