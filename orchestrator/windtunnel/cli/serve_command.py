@@ -100,10 +100,12 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError("--stdio serves exactly one universe", file="<command line>")
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
-    servers = {name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs}
     with _stderr_writer() as stderr:
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=args.log_format, stream=PipeTextStream(stderr))
+        servers = {
+            name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs
+        }
         if args.stdio:
             server = next(iter(servers.values()))
             _log_calls_to(server, PipeSink(stderr))
