@@ -142,7 +142,7 @@ async def _capture(universe: Path) -> CannedAnswers:
     from hypercorn.app_wrappers import ASGIWrapper
     from hypercorn.trio.run import worker_serve
 
-    from windtunnel.mcp._bridge import _config, bind_sockets
+    from windtunnel.mcp._http import _config, bind_sockets
     from windtunnel.mcp.recorded import RecordedMCPServer
 
     answers: CannedAnswers = {}

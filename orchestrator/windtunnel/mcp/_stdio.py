@@ -1,0 +1,229 @@
+"""stdio: MCP over this process's stdin and stdout, one JSON-RPC message per line (DESIGN §5).
+
+This stands in for the SDK's `stdio_server`, with its framing (each line validated by the SDK's
+message adapter and handed to its session; each message the session sends serialized as the SDK
+serializes it), so that one task sees every incoming line first and one lock orders every write:
+
+- the reader answers a line the fast path can answer (`_stdio_fast`) itself, and hands every
+  other line, unchanged and in order, to the SDK session;
+- `Stdout.send` writes one whole line at a time, for the reader's answers and for the task that
+  drains the session's write stream alike: responses never interleave.
+
+While serving, fds 0 and 1 point at /dev/null and stderr, as under the SDK's transport, so stray
+reads and prints (ours, a hook's, a child's) never touch the protocol stream. Pipes and sockets
+(an agent spawning us) are read and written with Trio's non-blocking fd streams: the SDK's
+thread-backed files cost a worker-thread hop per line and per write, more than the rest of a
+call. Anything else (a terminal, a regular file) is read and written in worker threads.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
+from typing import Any
+
+import anyio
+import mcp_types as types
+import trio
+from mcp.server import Server
+from mcp.shared.message import SessionMessage
+
+from ._stdio_fast import StdioFastCalls
+
+__all__ = ["Stdout", "fd_wire", "serve_lines", "serve_stdio", "thread_wire"]
+
+Wire = tuple[AsyncIterator[str], "Stdout"]
+
+
+class Stdout:
+    """The one way out: a whole line per write, one write at a time."""
+
+    def __init__(self, send_all: Callable[[bytes], Awaitable[None]]) -> None:
+        self._send_all = send_all
+        self._lock = trio.Lock()
+
+    async def send(self, line: bytes) -> None:
+        """Write `line` and a newline, after any write already under way."""
+        async with self._lock:
+            await self._send_all(line + b"\n")
+
+
+async def serve_stdio(server: Server[Any], fast: StdioFastCalls | None = None) -> None:
+    """Serve `server` on stdin/stdout until stdin closes (both protocol eras).
+
+    With `fast`, plain `tools/call` lines are answered by it; every other line goes to the SDK.
+    """
+    if sys.platform == "win32":  # no fd diversion there: the SDK's own transport, no fast path
+        from mcp.server.stdio import stdio_server
+
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        return
+    wire = fd_wire if _is_pipe(0) and _is_pipe(1) else thread_wire
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    try:
+        with _claimed(0, devnull) as stdin_fd, _claimed(1, 2) as stdout_fd:
+            async with wire(stdin_fd, stdout_fd) as (lines, stdout):
+                await serve_lines(server, lines, stdout, fast)
+    finally:
+        os.close(devnull)
+
+
+async def serve_lines(
+    server: Server[Any],
+    lines: AsyncIterable[str],
+    stdout: Stdout,
+    fast: StdioFastCalls | None,
+) -> None:
+    """Serve `server` on `lines` and `stdout` until `lines` ends."""
+    read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
+
+    async def read() -> None:
+        try:
+            async with read_send:
+                async for line in lines:
+                    if fast is not None:
+                        answered = await fast.answer(line)
+                        if answered is not None:
+                            await stdout.send(answered)
+                            continue
+                    try:
+                        message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    except Exception as exc:  # the SDK's transport hands these to the session too
+                        await read_send.send(exc)
+                        continue
+                    if fast is not None:
+                        fast.handed_over(message)
+                    await read_send.send(SessionMessage(message))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass  # the session closed its end: there is no one left to hand lines to
+
+    async def write() -> None:
+        async with write_receive:
+            async for session_message in write_receive:
+                message = session_message.message
+                line = message.model_dump_json(by_alias=True, exclude_unset=True)
+                await stdout.send(line.encode())
+                if fast is not None:
+                    fast.sent(message)  # after the write: the client has the answer first
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(read)
+        nursery.start_soon(write)
+        await server.run(read_receive, write_send, server.create_initialization_options())
+
+
+@asynccontextmanager
+async def fd_wire(read_fd: int, write_fd: int) -> AsyncIterator[Wire]:
+    """Lines from `read_fd` and a `Stdout` on `write_fd` (pipes or sockets), read and written
+    with Trio's non-blocking fd streams on duplicates that are closed on the way out."""
+    # FdStream owns (and closes) its fd, puts it in non-blocking mode and restores it on close.
+    reader = trio.lowlevel.FdStream(os.dup(read_fd))
+    writer = trio.lowlevel.FdStream(os.dup(write_fd))
+    async with reader, writer:
+        yield _FdLines(reader), Stdout(writer.send_all)
+
+
+@asynccontextmanager
+async def thread_wire(read_fd: int, write_fd: int) -> AsyncIterator[Wire]:
+    """Lines from `read_fd` and a `Stdout` on `write_fd`, with blocking reads and writes in
+    worker threads: for what Trio cannot poll (a terminal, a regular file)."""
+    lines = _ThreadLines(os.dup(read_fd))
+    out = os.dup(write_fd)
+
+    async def send_all(data: bytes) -> None:
+        await trio.to_thread.run_sync(_write_all, out, data)
+
+    try:
+        yield lines, Stdout(send_all)
+    finally:
+        os.close(out)
+        lines.close()
+
+
+def _is_pipe(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@contextmanager
+def _claimed(fd: int, diversion: int) -> Iterator[int]:
+    """A private duplicate of `fd`, with `fd` itself pointed at `diversion` meanwhile."""
+    import fcntl
+
+    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    try:
+        os.dup2(diversion, fd)
+        try:
+            yield private
+        finally:
+            os.dup2(private, fd)
+    finally:
+        with suppress(OSError):
+            os.close(private)
+
+
+class _FdLines:
+    """Text lines from a non-blocking fd stream, decoded as the SDK's stdio transport decodes."""
+
+    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
+        self._stream = stream
+        self._buffer = bytearray()
+
+    def __aiter__(self) -> _FdLines:
+        return self
+
+    async def __anext__(self) -> str:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[: end + 1])
+                del self._buffer[: end + 1]
+                return line.decode("utf-8", errors="replace")
+            chunk = await self._stream.receive_some(65536)
+            if not chunk:
+                if self._buffer:
+                    line = bytes(self._buffer)
+                    self._buffer.clear()
+                    return line.decode("utf-8", errors="replace")
+                raise StopAsyncIteration
+            self._buffer += chunk
+
+
+class _ThreadLines:
+    """Text lines from a blocking fd, each read in a worker thread."""
+
+    def __init__(self, fd: int) -> None:
+        self._file = os.fdopen(fd, "rb")
+        self._reading = False
+
+    def __aiter__(self) -> _ThreadLines:
+        return self
+
+    async def __anext__(self) -> str:
+        self._reading = True
+        # Abandoned on cancellation: a terminal may never send another line.
+        line = await trio.to_thread.run_sync(self._file.readline, abandon_on_cancel=True)
+        self._reading = False
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+    def close(self) -> None:
+        # An abandoned read may still be blocked on the fd; closing it would free the number
+        # for reuse under that read, so then it stays open (the SDK's transport does the same).
+        if not self._reading:
+            self._file.close()
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
