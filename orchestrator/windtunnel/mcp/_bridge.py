@@ -26,7 +26,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..calls import MCPCall, is_tool_result
 
-__all__ = ["Answer", "ToolSpec", "build_sdk_server", "resolve_call", "to_call_tool_result"]
+__all__ = ["Answer", "ToolSpec", "answer_call", "build_sdk_server", "to_call_tool_result"]
 
 Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
 """Resolve one call and record it; the returned `MCPCall` says what to send."""
@@ -69,12 +69,10 @@ def to_call_tool_result(call: MCPCall) -> types.CallToolResult:
     return types.CallToolResult.model_validate(wire)
 
 
-async def resolve_call(answer: Answer, name: str, args: dict[str, Any]) -> types.CallToolResult:
-    """What the `tools/call` handler returns for one call; the fast paths use it too.
-
-    Raises `MCPError`: -32602 for a tool the server does not declare, -32603 when answering
-    failed (never a traceback on the wire, and one tool cannot break the server).
-    """
+async def answer_call(answer: Answer, name: str, args: dict[str, Any]) -> MCPCall:
+    """The `tools/call` handler's answer to one call, before result mapping (the fast paths
+    share it). Raises `MCPError`: -32602 for a tool the server does not declare, -32603 when
+    answering failed (never a traceback on the wire, and one tool cannot break the server)."""
     try:
         call = await answer(name, args)
     except MCPError:
@@ -85,7 +83,7 @@ async def resolve_call(answer: Answer, name: str, args: dict[str, Any]) -> types
     divergence = call.divergence
     if divergence is not None and divergence.get("reason") == "unknown_tool":
         raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")
-    return to_call_tool_result(call)
+    return call
 
 
 def build_sdk_server(name: str, version: str, tools: list[ToolSpec], answer: Answer) -> Server[Any]:
@@ -106,7 +104,8 @@ def build_sdk_server(name: str, version: str, tools: list[ToolSpec], answer: Ans
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        return await resolve_call(answer, params.name, dict(params.arguments or {}))
+        call = await answer_call(answer, params.name, dict(params.arguments or {}))
+        return to_call_tool_result(call)
 
     server: Server[Any] = Server(
         name,

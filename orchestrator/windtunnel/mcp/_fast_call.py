@@ -21,7 +21,7 @@ from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
 from ._bridge import Answer
 from ._http import ASGIApp
-from ._plain_call import PlainCall, plain_call, reply
+from ._plain_call import PlainCall, PlainCalls
 
 __all__ = ["LEGACY_VERSIONS", "MODERN_VERSION", "FastToolCalls"]
 
@@ -49,9 +49,7 @@ class FastToolCalls:
     ) -> None:
         self.app = app
         self.path = path
-        self.tools = frozenset(tools)
-        self.answer = answer
-        self.server = server
+        self.calls = PlainCalls(server, tools, answer)
         self.loopback_only = loopback_only
 
     async def __call__(
@@ -69,11 +67,11 @@ class FastToolCalls:
             await self.app(scope, receive, send)
             return
         body, more, messages = await _read_body(receive)
-        call = None if more else _parse(body, version, headers or {}, self.tools)
+        call = None if more else _parse(self.calls, body, version, headers or {})
         if call is None:
             await self.app(scope, _replay(messages, receive), send)
             return
-        await _respond(send, await reply(call, version, self.server, self.answer))
+        await _respond(send, await self.calls.reply(call, version))
 
     def _version(self, headers: dict[str, str]) -> str | None:
         """The protocol version the SDK serves the request at, or None when it should see it."""
@@ -157,11 +155,11 @@ def _replay(
 
 
 def _parse(
-    body: bytes, version: str, headers: dict[str, str], tools: frozenset[str]
+    calls: PlainCalls, body: bytes, version: str, headers: dict[str, str]
 ) -> PlainCall | None:
     """A plain, valid `tools/call` for a declared tool the SDK would serve at `version`."""
     try:
-        call = plain_call(msgspec.json.decode(body), tools)
+        call = calls.parse(msgspec.json.decode(body))
     except (msgspec.DecodeError, RecursionError):
         return None
     if call is None:
@@ -175,7 +173,7 @@ def _parse(
             or not isinstance(meta.get(_META_CAPABILITIES), dict)
         ):
             return None
-    return call if call.accepted_at(version) else None
+    return call if calls.accepted(call, version) else None
 
 
 async def _respond(send: Callable[[Any], Awaitable[None]], body: bytes) -> None:

@@ -11,9 +11,10 @@ serializes it), so that one task sees every incoming line first and one lock ord
 
 While serving, fds 0 and 1 point at /dev/null and stderr, as under the SDK's transport, so stray
 reads and prints (ours, a hook's, a child's) never touch the protocol stream. Pipes and sockets
-(an agent spawning us) are read and written with Trio's non-blocking fd streams: the SDK's
-thread-backed files cost a worker-thread hop per line and per write, more than the rest of a
-call. Anything else (a terminal, a regular file) is read and written in worker threads.
+(an agent spawning us) are read and written in non-blocking mode, waiting in Trio only when the
+fd is not ready: the SDK's thread-backed files cost a worker-thread hop per line and per write,
+and Trio's `FdStream` a scheduler pass per read and per write, each more than the rest of a
+fast call. Anything else (a terminal, a regular file) is read and written in worker threads.
 """
 
 from __future__ import annotations
@@ -47,8 +48,14 @@ class Stdout:
 
     async def send(self, line: bytes) -> None:
         """Write `line` and a newline, after any write already under way."""
-        async with self._lock:
+        try:
+            self._lock.acquire_nowait()  # no scheduler pass when no one else is writing
+        except trio.WouldBlock:
+            await self._lock.acquire()
+        try:
             await self._send_all(line + b"\n")
+        finally:
+            self._lock.release()
 
 
 async def serve_stdio(server: Server[Any], fast: StdioFastCalls | None = None) -> None:
@@ -119,13 +126,19 @@ async def serve_lines(
 
 @asynccontextmanager
 async def fd_wire(read_fd: int, write_fd: int) -> AsyncIterator[Wire]:
-    """Lines from `read_fd` and a `Stdout` on `write_fd` (pipes or sockets), read and written
-    with Trio's non-blocking fd streams on duplicates that are closed on the way out."""
-    # FdStream owns (and closes) its fd, puts it in non-blocking mode and restores it on close.
-    reader = trio.lowlevel.FdStream(os.dup(read_fd))
-    writer = trio.lowlevel.FdStream(os.dup(write_fd))
-    async with reader, writer:
-        yield _FdLines(reader), Stdout(writer.send_all)
+    """Lines from `read_fd` and a `Stdout` on `write_fd` (pipes or sockets), read and written in
+    non-blocking mode on duplicates that are closed on the way out."""
+    with _non_blocking(read_fd) as reader, _non_blocking(write_fd) as writer:
+
+        async def send_all(data: bytes) -> None:
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(writer, view) :]
+                except BlockingIOError:
+                    await trio.lowlevel.wait_writable(writer)
+
+        yield _FdLines(reader), Stdout(send_all)
 
 
 @asynccontextmanager
@@ -170,24 +183,53 @@ def _claimed(fd: int, diversion: int) -> Iterator[int]:
             os.close(private)
 
 
-class _FdLines:
-    """Text lines from a non-blocking fd stream, decoded as the SDK's stdio transport decodes."""
+@contextmanager
+def _non_blocking(fd: int) -> Iterator[int]:
+    """A duplicate of `fd` in non-blocking mode. The mode belongs to the open file, which the
+    duplicate shares with whoever spawned us: it is restored before the duplicate is closed."""
+    duplicate = os.dup(fd)
+    was_blocking = os.get_blocking(duplicate)
+    os.set_blocking(duplicate, False)
+    try:
+        yield duplicate
+    finally:
+        os.set_blocking(duplicate, was_blocking)
+        trio.lowlevel.notify_closing(duplicate)
+        os.close(duplicate)
 
-    def __init__(self, stream: trio.lowlevel.FdStream) -> None:
-        self._stream = stream
+
+class _FdLines:
+    """Text lines from a non-blocking fd, decoded as the SDK's stdio transport decodes them."""
+
+    # A client that pipelines faster than we answer would otherwise keep this loop from ever
+    # letting the session's tasks (or a cancellation) in: yield at least every this many lines.
+    YIELD_EVERY = 64
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
         self._buffer = bytearray()
+        self._unyielded = 0
 
     def __aiter__(self) -> _FdLines:
         return self
 
     async def __anext__(self) -> str:
+        self._unyielded += 1
+        if self._unyielded >= self.YIELD_EVERY:
+            self._unyielded = 0
+            await trio.lowlevel.checkpoint()
         while True:
             end = self._buffer.find(b"\n")
             if end >= 0:
                 line = bytes(self._buffer[: end + 1])
                 del self._buffer[: end + 1]
                 return line.decode("utf-8", errors="replace")
-            chunk = await self._stream.receive_some(65536)
+            try:
+                chunk = os.read(self._fd, 65536)
+            except BlockingIOError:
+                self._unyielded = 0
+                await trio.lowlevel.wait_readable(self._fd)
+                continue
             if not chunk:
                 if self._buffer:
                     line = bytes(self._buffer)

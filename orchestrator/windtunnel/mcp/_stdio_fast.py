@@ -28,7 +28,7 @@ from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from ._bridge import Answer
-from ._plain_call import PlainCall, plain_call, reply
+from ._plain_call import PlainCall, PlainCalls
 
 __all__ = ["StdioFastCalls"]
 
@@ -37,9 +37,7 @@ class StdioFastCalls:
     """Decides, line by line, whether a stdin line is answered here (see the module docstring)."""
 
     def __init__(self, server: Server[Any], tools: Collection[str], answer: Answer) -> None:
-        self._server = server
-        self._tools = frozenset(tools)
-        self._answer = answer
+        self._calls = PlainCalls(server, tools, answer)
         self._era: Literal["legacy", "modern"] | None = None
         self._version: str | None = None
         """Legacy: the version the last successful `initialize` negotiated."""
@@ -53,15 +51,15 @@ class StdioFastCalls:
         ):
             return None
         try:
-            call = plain_call(msgspec.json.decode(line), self._tools)
+            call = self._calls.parse(msgspec.json.decode(line))
         except (msgspec.DecodeError, RecursionError):
             return None
         if call is None:
             return None
         version = self._version_for(call)
-        if version is None or not call.accepted_at(version):
+        if version is None or not self._calls.accepted(call, version):
             return None
-        return await reply(call, version, self._server, self._answer)
+        return await self._calls.reply(call, version)
 
     def handed_over(self, message: types.JSONRPCMessage) -> None:
         """Follow a message given to the SDK: its first request decides the era."""
