@@ -24,6 +24,7 @@ import stat
 import sys
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
+from functools import partial
 from typing import Any
 
 import anyio
@@ -46,13 +47,19 @@ class Stdout:
         self._send_all = send_all
         self._lock = trio.Lock()
 
-    async def send(self, line: bytes) -> None:
-        """Write `line` and a newline, after any write already under way."""
+    async def send(self, line: bytes, *, once_placed: Callable[[], None] | None = None) -> None:
+        """Write `line` and a newline, after any write already under way.
+
+        `once_placed` runs as soon as the line's place on the wire is settled, before it is
+        written: whatever is sent after that goes out after this line.
+        """
         try:
             self._lock.acquire_nowait()  # no scheduler pass when no one else is writing
         except trio.WouldBlock:
             await self._lock.acquire()
         try:
+            if once_placed is not None:
+                once_placed()
             await self._send_all(line + b"\n")
         finally:
             self._lock.release()
@@ -113,10 +120,14 @@ async def serve_lines(
         async with write_receive:
             async for session_message in write_receive:
                 message = session_message.message
-                line = message.model_dump_json(by_alias=True, exclude_unset=True)
-                await stdout.send(line.encode())
-                if fast is not None:
-                    fast.sent(message)  # after the write: the client has the answer first
+                line = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                if fast is None:
+                    await stdout.send(line)
+                else:
+                    # The fast path learns of an answer (to `initialize`) when its place is
+                    # settled: not later, so the client's next line finds it up to date; not
+                    # sooner, so no fast answer can overtake it.
+                    await stdout.send(line, once_placed=partial(fast.sent, message))
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(read)
