@@ -235,6 +235,11 @@ class _FdLines:
                 line = bytes(self._buffer[: end + 1])
                 del self._buffer[: end + 1]
                 return line.decode("utf-8", errors="replace")
+            if not self._buffer:
+                # Nothing pending: the client is most likely waiting for our last answer, so
+                # wait before reading rather than pay for a read that finds nothing.
+                self._unyielded = 0
+                await trio.lowlevel.wait_readable(self._fd)
             try:
                 chunk = os.read(self._fd, 65536)
             except BlockingIOError:
