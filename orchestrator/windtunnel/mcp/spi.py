@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 from mcp.server import Server
@@ -23,10 +23,11 @@ from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
 from ._bridge import ToolSpec, build_sdk_server
-from ._fast_call import FastToolCalls
-from ._http import ASGIApp, HTTPServing, bind_sockets, serve_http
 from ._stdio import serve_stdio
 from ._stdio_fast import StdioFastCalls
+
+if TYPE_CHECKING:
+    from ._http import ASGIApp, HTTPServing
 
 # The SDK turns its DNS-rebinding checks on for these bind addresses; the fast path mirrors them.
 LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
@@ -102,6 +103,10 @@ class MCPServer(ABC):
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve over HTTP until stopped or cancelled; report the URL once ready."""
+        # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
+        from ._fast_call import FastToolCalls
+        from ._http import bind_sockets, serve_http
+
         if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
 
