@@ -338,3 +338,48 @@ async def test_pipelined_answers_never_interleave(tmp_path: Path, wire: str) -> 
     sdk_calls = {request_id for method, request_id in client.sdk_saw if method == "tools/call"}
     assert sdk_calls.isdisjoint(fast)  # every plain call was answered by the fast path
     assert len(server.call_log()) == sum(1 for r in requests if r["method"] == "tools/call")
+
+
+async def test_memoized_results_are_never_confused() -> None:
+    """A mock's results that JSON-encode alike but are not the same JSON data (int keys, NaN, a
+    tuple, a value changed in place) still get exactly the SDK's answer, call after call."""
+    shared = {"n": 1}
+    results: dict[str, list[Any]] = {
+        "keys": [{"1": "a"}, {1: "a"}, {"1": "a"}],
+        "nan": [{"x": None}, {"x": float("nan")}, {"x": None}],
+        "seq": [[1, 2], (1, 2), [1, 2]],
+        "mutated": [shared, shared, shared],
+    }
+    from windtunnel.mcp import MockMCPServer
+
+    def build() -> MockMCPServer:
+        mock = MockMCPServer("memo")
+        served = {name: iter(values) for name, values in results.items()}
+        for name in results:
+
+            def tool(_name: str = name) -> Any:
+                value = next(served[_name])
+                if _name == "mutated":
+                    shared["n"] += 1
+                return value
+
+            mock.tool(name=name)(tool)
+        return mock
+
+    runs = {}
+    with trio.fail_after(30):
+        for fast in (True, False):
+            shared["n"] = 1
+            mock = build()
+            mock.log_events = False
+            async with stdio_session(mock, fast=fast) as client:
+                assert b'"result"' in await client.request(INITIALIZE)
+                await client.send(INITIALIZED)
+                replies = [
+                    await client.request(call(f"{name}{n}", name, {}))
+                    for n in range(3)
+                    for name in results
+                ]
+            runs[fast] = (replies, client.sdk_saw)
+    assert runs[True][0] == runs[False][0]
+    assert not [seen for seen in runs[True][1] if seen[0] == "tools/call"]
