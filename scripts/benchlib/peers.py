@@ -986,16 +986,14 @@ def markdown(data: dict[str, Any]) -> str:
 
 ANALYSIS = """\
 **Why we trail the ceilings and the thinnest peers, and what would close the gap.** The ceilings
-and mcp-rec answer a line with a dict lookup and a write: ~10 µs of server work. Every call to our
-server crosses the official SDK's server stack: the JSON-RPC dispatcher validates the request into
-pydantic models, spawns a task per request in an anyio task group, passes messages through two
-anyio memory streams (a context switch each way), validates and re-serializes the result model.
-Our own code (canonical key, index lookup, call-log entry, result mapping) is ~1-3% of the
-profile. Over HTTP, `tools/call` now takes the bridge's fast path (`mcp/_fast_call.py`, see
-`serve`): plain valid calls are answered from the replay engine with the SDK's exact response,
-which took HTTP from 30% to 52% (legacy) and 45% to 63% (auto) of the ceiling; what is left is
-hypercorn's HTTP/1.1 handling on Trio, ~470 µs per request even for canned bytes, against the
-asyncio responders of the ceiling and the peers. Over stdio every call still crosses the SDK
-session; the cheap fix is made (no worker-thread hop per line read and write: 724 → 431 µs per
-call). Closing the rest is the same fast path for stdio: answer `tools/call` lines in the bridge
-and share the SDK's write stream so responses never interleave."""
+and mcp-rec answer a line with a dict lookup and a write: ~10 µs of server work. A request that
+crosses the official SDK's server stack pays for its JSON-RPC dispatcher (pydantic models in and
+out, a task per request in an anyio task group, two anyio memory streams). `tools/call` no longer
+does, on either transport: plain valid calls are answered from the replay engine with the SDK's
+exact response (`mcp/_fast_call.py` over HTTP, `mcp/_stdio_fast.py` over stdio, sharing
+`mcp/_plain_call.py`). Over HTTP, what is left is hypercorn's HTTP/1.1 handling on Trio, ~470 µs
+per request even for canned bytes, against the asyncio responders of the ceiling and the peers.
+Over stdio, what is left is split about evenly between Trio's own loop (our stdio loop answering
+canned bytes reaches ~84% of the blocking canned responder) and our per-call work: the replay
+engine and its call log, the `tool_call` event line on stderr, and the SDK's validation and
+serializer, kept so that answers stay byte-identical to the SDK path."""

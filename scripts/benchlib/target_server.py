@@ -108,7 +108,7 @@ async def _serve_http(kind: str, source: str) -> None:
     from hypercorn.trio.run import worker_serve
 
     from benchlib.targets import canned_asgi_app
-    from windtunnel.mcp._bridge import _config, bind_sockets
+    from windtunnel.mcp._http import _config, bind_sockets
 
     app = canned_asgi_app(json.loads(Path(source).read_text()))  # noqa: ASYNC240  # at start-up
     sockets = bind_sockets("127.0.0.1", 0)

@@ -14,7 +14,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from pathlib import Path
 from typing import Any
 
@@ -142,7 +142,7 @@ async def _capture(universe: Path) -> CannedAnswers:
     from hypercorn.app_wrappers import ASGIWrapper
     from hypercorn.trio.run import worker_serve
 
-    from windtunnel.mcp._bridge import _config, bind_sockets
+    from windtunnel.mcp._http import _config, bind_sockets
     from windtunnel.mcp.recorded import RecordedMCPServer
 
     answers: CannedAnswers = {}
@@ -168,7 +168,7 @@ async def _capture(universe: Path) -> CannedAnswers:
 
         sent = bytearray()
 
-        async def snd(message: dict[str, Any]) -> None:
+        async def snd(message: MutableMapping[str, Any]) -> None:
             if message["type"] == "http.response.body":
                 sent.extend(message.get("body", b""))
             await send(message)

@@ -149,3 +149,28 @@ async def test_inspector_cli_lists_and_calls() -> None:
     assert json.loads(miss.stdout)["structuredContent"]["error"] == "no_recorded_result"
     assert declined.returncode == 5
     assert json.loads(declined.stdout)["content"][0]["text"] == "card declined: insufficient funds"
+
+
+async def test_inspector_cli_over_stdio() -> None:
+    """The MCP Inspector CLI spawns `wt serve --stdio`: lists tools, gets a hit and a miss."""
+    server = [sys.executable, *WT[1:], "serve", "--stdio", str(COMPAT_UNIVERSE)]
+
+    async def run(*args: str) -> subprocess.CompletedProcess[bytes]:
+        return await trio.run_process(
+            [str(INSPECTOR), "--cli", *server, *args],
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+        )
+
+    with trio.fail_after(120):
+        listed = await run("--method", "tools/list")
+        call = ("--method", "tools/call", "--tool-name", "client_lookup", "--tool-arg")
+        hit = await run(*call, "query=Bluewing Logistics")
+        miss = await run(*call, "query=Nobody")
+    assert listed.returncode == 0, listed.stderr.decode()
+    assert [t["name"] for t in json.loads(listed.stdout)["tools"]] == TOOL_NAMES
+    assert hit.returncode == 0, hit.stderr.decode()
+    assert json.loads(hit.stdout)["structuredContent"] == BLUEWING
+    assert miss.returncode == 5  # an isError result, printed all the same
+    assert json.loads(miss.stdout)["structuredContent"]["error"] == "no_recorded_result"

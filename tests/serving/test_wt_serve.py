@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import json
+import os
 import signal
+import subprocess
 import sys
+import tty
 from pathlib import Path
+from typing import Any
 
 import mcp
 import pytest
@@ -116,6 +120,71 @@ async def test_stdio_client_spawns_wt_serve_stdio(mode: str, tmp_path: Path) -> 
         "universe_divergence",
     ]
     assert [e["tier"] for e in events if e["event"] == "tool_call"] == ["keyed", "miss", "miss"]
+
+
+async def test_wt_serve_stdio_with_stdout_on_a_terminal() -> None:
+    """Not a pipe (a terminal here): stdout is written from worker threads, and the plain calls
+    and everything else are still answered, one line each."""
+    master, terminal = os.openpty()
+    tty.setraw(terminal)  # bytes through unchanged: no "\r\n" for "\n"
+    process = await trio.lowlevel.open_process(
+        [*WT, "serve", "--stdio", str(COMPAT_UNIVERSE)],
+        stdin=subprocess.PIPE,
+        stdout=terminal,
+        stderr=subprocess.DEVNULL,
+    )
+    os.close(terminal)
+    try:
+        with trio.fail_after(60):
+            assert process.stdin is not None
+            async with trio.lowlevel.FdStream(master) as screen:
+                buffer = b""
+
+                async def request(message: dict[str, Any]) -> Any:
+                    nonlocal buffer
+                    assert process.stdin is not None
+                    await process.stdin.send_all(json.dumps(message).encode() + b"\n")
+                    while b"\n" not in buffer:
+                        buffer += await screen.receive_some()
+                    line, _, buffer = buffer.partition(b"\n")
+                    return json.loads(line)
+
+                init = {
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                }
+                opened = await request(
+                    {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}
+                )
+                await process.stdin.send_all(
+                    b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+                )
+                hit = await request(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": 1,
+                        "method": "tools/call",
+                        "params": {
+                            "name": "client_lookup",
+                            "arguments": {"query": "Bluewing Logistics"},
+                        },
+                    }
+                )
+                listed = await request({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+                motd = await request(
+                    {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "motd"}}
+                )
+            await process.stdin.aclose()
+            await process.wait()
+    finally:
+        if process.returncode is None:
+            process.kill()
+    assert opened["result"]["serverInfo"]["name"] == "compat"
+    assert hit["result"]["structuredContent"] == BLUEWING
+    assert [t["name"] for t in listed["result"]["tools"]] == TOOL_NAMES
+    assert motd["result"]["content"] == [{"type": "text", "text": "All systems nominal."}]
+    assert process.returncode == 0
 
 
 @pytest.mark.parametrize(

@@ -74,11 +74,17 @@ async def refund_duplicate(up: Upstreams, task: str, careful: bool) -> str:
     listed = await up.call("billing", "list_charges", args)
     if "error" in listed:
         # Version 2 improvises: refund the whole invoice with a tool the billing API never had.
-        await up.call("billing", "refund_invoice", {"invoice_id": invoice.group(0) if invoice else ""})
+        await up.call(
+            "billing", "refund_invoice", {"invoice_id": invoice.group(0) if invoice else ""}
+        )
         await up.call(
             "email",
             "send_email",
-            {"to": client["email"], "subject": "About your invoice", "body": "We are looking into it."},
+            {
+                "to": client["email"],
+                "subject": "About your invoice",
+                "body": "We are looking into it.",
+            },
         )
         return "I tried to refund the invoice; please check."
     duplicate = sorted(listed["charges"], key=lambda c: c["created"])[-1]
@@ -97,7 +103,9 @@ async def refund_duplicate(up: Upstreams, task: str, careful: bool) -> str:
             f"({duplicate['amount']}) was refunded as {refund['refund_id']}.",
         },
     )
-    return f"Refunded {duplicate['charge_id']} ({refund['refund_id']}) and emailed {client['email']}."
+    return (
+        f"Refunded {duplicate['charge_id']} ({refund['refund_id']}) and emailed {client['email']}."
+    )
 
 
 async def ticket_history(up: Upstreams, task: str, careful: bool) -> str:
@@ -117,7 +125,17 @@ async def ticket_history(up: Upstreams, task: str, careful: bool) -> str:
     return f"{client['name']} opened {len(tickets)} tickets: {ids}."
 
 
-async def main() -> int:
+async def answer(config: dict[str, Any], task: str, careful: bool) -> str:
+    async with contextlib.AsyncExitStack() as stack:
+        up = Upstreams(config, stack)
+        if "refund" in task.lower() or "double" in task.lower():
+            return await refund_duplicate(up, task, careful)
+        if "ticket" in task.lower():
+            return await ticket_history(up, task, careful)
+        return await contact_lookup(up, task, careful)
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mcp-config", required=True)
     parser.add_argument("--style", choices=["careful", "wandering"], default="careful")
@@ -125,18 +143,9 @@ async def main() -> int:
     with open(args.mcp_config, encoding="utf-8") as f:
         config = json.load(f)
     task = sys.stdin.read()
-    careful = args.style == "careful"
-    async with contextlib.AsyncExitStack() as stack:
-        up = Upstreams(config, stack)
-        if "refund" in task.lower() or "double" in task.lower():
-            answer = await refund_duplicate(up, task, careful)
-        elif "ticket" in task.lower():
-            answer = await ticket_history(up, task, careful)
-        else:
-            answer = await contact_lookup(up, task, careful)
-    print(answer)
+    print(asyncio.run(answer(config, task, careful=args.style == "careful")))
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(asyncio.run(main()))
+    raise SystemExit(main())

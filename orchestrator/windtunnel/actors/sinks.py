@@ -30,7 +30,7 @@ class LossySink(Sink, Protocol):
 class JsonLinesSink:
     """One JSON object per line to a text stream (stderr, a file), flushed per event.
 
-    Written through structlog (a JSON renderer over a print logger), so the lines look like the
+    Written through structlog (a JSON renderer over a write logger), so the lines look like the
     rest of the project's logs; the router has already put every field in the stable schema.
     """
 
@@ -40,11 +40,11 @@ class JsonLinesSink:
         """The first write error (a full disk); from then on events are counted in `dropped`."""
         self.dropped = 0
         self._logger = structlog.wrap_logger(
-            structlog.PrintLogger(stream),
+            structlog.WriteLogger(stream),  # one write per line, where print makes two
             processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
             # Its own wrapper: a level filter configured for the app's logs must not drop events.
             wrapper_class=structlog.BoundLogger,
-        )
+        ).bind()  # bound now, not lazily again on every event (a sink publishes every call)
 
     def publish(self, event: dict[str, Any]) -> None:
         if self.error is not None:

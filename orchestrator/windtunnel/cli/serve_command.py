@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import signal
@@ -106,6 +107,9 @@ def run_serve(args: argparse.Namespace) -> int:
         servers = {
             name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs
         }
+        # Everything allocated so far (modules, the universes) lives as long as the process:
+        # keep the cyclic GC's full passes from walking it again and again while calls are served.
+        gc.freeze()
         if args.stdio:
             server = next(iter(servers.values()))
             _log_calls_to(server, PipeSink(stderr))

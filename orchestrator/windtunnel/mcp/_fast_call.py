@@ -3,26 +3,27 @@
 Profiles put ~0.4 ms of server CPU per call in the SDK's per-request machinery (a stateless
 session, tasks and memory-stream hops, pydantic validation), against ~0.01 ms in our matcher.
 This ASGI layer sits in front of the SDK app and answers only requests it can prove are plain,
-valid `tools/call`s, in either protocol era, for a declared tool; it produces the same response
-the SDK would. Anything else (other methods, unknown tools, odd headers, bad JSON, foreign Host or
-Origin, bodies near the limit, 2026-07-28 requests with `Mcp-Param-*` headers) goes to the SDK
-untouched, so errors and edge cases keep the SDK's exact behaviour.
+valid `tools/call`s, in either protocol era, for a declared tool; it sends the same response the
+SDK would (`_plain_call`, shared with the stdio fast path). Anything else (other methods, unknown
+tools, odd headers, bad JSON, foreign Host or Origin, bodies near the limit, 2026-07-28 requests
+with `Mcp-Param-*` headers) goes to the SDK untouched, so errors and edge cases keep the SDK's
+exact behaviour.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Awaitable, Callable, Collection
 from typing import Any
 
 import msgspec
+from mcp.server import Server
+from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
-from ..calls import MCPCall
-from ._bridge import ASGIApp, to_call_tool_result
+from ._bridge import Answer
+from ._http import ASGIApp
+from ._plain_call import PlainCall, PlainCalls
 
 __all__ = ["LEGACY_VERSIONS", "MODERN_VERSION", "FastToolCalls"]
-
-Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
 
 LEGACY_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 MODERN_VERSION = "2026-07-28"
@@ -43,14 +44,12 @@ class FastToolCalls:
         path: str,
         tools: Collection[str],
         answer: Answer,
-        server_info: dict[str, str],
+        server: Server[Any],
         loopback_only: bool,
     ) -> None:
         self.app = app
         self.path = path
-        self.tools = frozenset(tools)
-        self.answer = answer
-        self.server_info = server_info
+        self.calls = PlainCalls(server, tools, answer)
         self.loopback_only = loopback_only
 
     async def __call__(
@@ -63,39 +62,19 @@ class FastToolCalls:
             await self.app(scope, receive, send)
             return
         headers = _headers(scope)
-        era = self._era(headers) if headers is not None else None
-        if era is None:
+        version = self._version(headers) if headers is not None else None
+        if version is None:
             await self.app(scope, receive, send)
             return
         body, more, messages = await _read_body(receive)
-        request = None if more else _parse(body, era, headers or {}, self.tools)
-        if request is None:
+        call = None if more else _parse(self.calls, body, version, headers or {})
+        if call is None:
             await self.app(scope, _replay(messages, receive), send)
             return
-        request_id, name, args = request
-        try:
-            call = await self.answer(name, args)
-        except Exception as exc:  # the SDK path answers the same way (see `build_sdk_server`)
-            logging.getLogger("windtunnel").exception("tool call failed")
-            error = {"code": -32603, "message": f"tool {name!r} failed: {exc}"}
-            await _respond(send, {"jsonrpc": "2.0", "id": request_id, "error": error})
-            return
-        result = to_call_tool_result(call).model_dump(mode="json", by_alias=True, exclude_none=True)
-        if era == "legacy":
-            result.pop("resultType", None)
-            if "structuredContent" in result and not isinstance(result["structuredContent"], dict):
-                # Before 2026-07-28 structured content must be an object; the SDK refuses too.
-                error = {"code": -32603, "message": "Handler returned an invalid result"}
-                await _respond(send, {"jsonrpc": "2.0", "id": request_id, "error": error})
-                return
-        else:
-            result["resultType"] = "complete"
-            meta = result.get("_meta") or {}
-            result["_meta"] = {**meta, "io.modelcontextprotocol/serverInfo": self.server_info}
-        await _respond(send, {"jsonrpc": "2.0", "id": request_id, "result": result})
+        await _respond(send, await self.calls.reply(call, version))
 
-    def _era(self, headers: dict[str, str]) -> str | None:
-        """`legacy`, `modern`, or None when the SDK should see the request."""
+    def _version(self, headers: dict[str, str]) -> str | None:
+        """The protocol version the SDK serves the request at, or None when it should see it."""
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json" or "application/json" not in headers.get(
             "accept", ""
@@ -106,10 +85,12 @@ class FastToolCalls:
         if self.loopback_only and not _loopback(headers):
             return None
         version = headers.get("mcp-protocol-version")
-        if version is None or version in LEGACY_VERSIONS:
-            return "legacy"
+        if version is None:
+            return DEFAULT_NEGOTIATED_VERSION  # what the SDK's stateless legacy path assumes
+        if version in LEGACY_VERSIONS:
+            return version
         if version == MODERN_VERSION and headers.get("mcp-method") == "tools/call":
-            return "modern"
+            return version
         return None
 
 
@@ -174,49 +155,28 @@ def _replay(
 
 
 def _parse(
-    body: bytes, era: str, headers: dict[str, str], tools: frozenset[str]
-) -> tuple[int | str, str, dict[str, Any]] | None:
-    """(id, tool, args) of a plain, valid `tools/call` for a declared tool, else None."""
+    calls: PlainCalls, body: bytes, version: str, headers: dict[str, str]
+) -> PlainCall | None:
+    """A plain, valid `tools/call` for a declared tool the SDK would serve at `version`."""
     try:
-        message = msgspec.json.decode(body)
+        call = calls.parse(msgspec.json.decode(body))
     except (msgspec.DecodeError, RecursionError):
         return None
-    if not isinstance(message, dict) or message.keys() != {"jsonrpc", "id", "method", "params"}:
+    if call is None:
         return None
-    request_id = message["id"]
-    params = message["params"]
-    if (
-        message["jsonrpc"] != "2.0"
-        or message["method"] != "tools/call"
-        or type(request_id) not in (int, str)
-        or not isinstance(params, dict)
-        or not params.keys() <= {"name", "arguments", "_meta"}
-    ):
-        return None
-    name = params.get("name")
-    args = params.get("arguments")
-    if not isinstance(name, str) or name not in tools:
-        return None
-    if args is None:
-        args = {}
-    if not isinstance(args, dict):
-        return None
-    meta = params.get("_meta")
-    if era == "modern":
+    if version == MODERN_VERSION:
+        # The SDK's modern HTTP entry: the envelope in `_meta` and headers that agree with it.
+        meta = call.params.get("_meta") or {}
         if (
-            headers.get("mcp-name") != name
-            or not isinstance(meta, dict)
+            headers.get("mcp-name") != call.name
             or meta.get(_META_VERSION) != MODERN_VERSION
             or not isinstance(meta.get(_META_CAPABILITIES), dict)
         ):
             return None
-    elif meta is not None and not isinstance(meta, dict):
-        return None
-    return request_id, name, args
+    return call if calls.accepted(call, version) else None
 
 
-async def _respond(send: Callable[[Any], Awaitable[None]], payload: dict[str, Any]) -> None:
-    body = msgspec.json.encode(payload)
+async def _respond(send: Callable[[Any], Awaitable[None]], body: bytes) -> None:
     await send(
         {
             "type": "http.response.start",

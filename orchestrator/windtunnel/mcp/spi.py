@@ -14,24 +14,21 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
+from mcp.server import Server
 
 from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
-from ._bridge import (
-    ASGIApp,
-    HTTPServing,
-    ToolSpec,
-    bind_sockets,
-    build_sdk_server,
-    serve_http,
-    serve_stdio,
-)
-from ._fast_call import FastToolCalls
+from ._bridge import ToolSpec, build_sdk_server
+from ._stdio import serve_stdio
+from ._stdio_fast import StdioFastCalls
+
+if TYPE_CHECKING:
+    from ._http import ASGIApp, HTTPServing
 
 # The SDK turns its DNS-rebinding checks on for these bind addresses; the fast path mirrors them.
 LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
@@ -47,7 +44,7 @@ class MCPServer(ABC):
     """Emit `universe_divergence` through structlog directly (off under a fleet's router)."""
     fast_calls: bool = True
     """Answer plain `tools/call` requests without the SDK's per-request machinery (same answers;
-    see `_fast_call`). Off, every request goes through the SDK."""
+    see `_fast_call` for HTTP, `_stdio_fast` for stdio). Off, every request goes through the SDK."""
 
     def __init__(self) -> None:
         self._serving: HTTPServing | None = None
@@ -96,7 +93,7 @@ class MCPServer(ABC):
             await self.reporter(call)
         return call
 
-    def sdk_server(self) -> Any:
+    def sdk_server(self) -> Server[Any]:
         return build_sdk_server(self.name, __version__, self.tool_specs(), self.handle_call)
 
     async def serve(
@@ -107,6 +104,10 @@ class MCPServer(ABC):
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
         """Serve over HTTP until stopped or cancelled; report the URL once ready."""
+        # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
+        from ._fast_call import FastToolCalls
+        from ._http import bind_sockets, serve_http
+
         if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
 
@@ -117,22 +118,22 @@ class MCPServer(ABC):
                 f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
                 f"{fd_hint(exc.errno)}"
             ) from None
-        specs = self.tool_specs()
+        sdk_server = self.sdk_server()
 
         def fast_calls(app: ASGIApp) -> ASGIApp:
             return FastToolCalls(
                 app,
                 path="/mcp",
-                tools=[spec.name for spec in specs],
+                tools=[spec.name for spec in self.tool_specs()],
                 answer=self.handle_call,
-                server_info={"name": self.name, "version": __version__},
+                server=sdk_server,
                 loopback_only=host in LOOPBACK_BINDS,
             )
 
         async with trio.open_nursery() as nursery:
             serving: HTTPServing = await nursery.start(
                 lambda task_status: serve_http(
-                    self.sdk_server(),
+                    sdk_server,
                     host=host,
                     port=port,
                     sockets=sockets,
@@ -162,4 +163,9 @@ class MCPServer(ABC):
 
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes."""
-        await serve_stdio(self.sdk_server())
+        sdk_server = self.sdk_server()
+        fast = None
+        if self.fast_calls:
+            tools = [spec.name for spec in self.tool_specs()]
+            fast = StdioFastCalls(sdk_server, tools, self.handle_call)
+        await serve_stdio(sdk_server, fast)

@@ -1,0 +1,116 @@
+"""Streamable HTTP: an SDK server served by hypercorn's Trio worker (DESIGN §5)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import hypercorn.config
+import trio
+from hypercorn.app_wrappers import ASGIWrapper
+from hypercorn.config import Sockets
+from hypercorn.trio.run import worker_serve
+from mcp.server import Server
+
+__all__ = ["MAX_REQUEST_BODY", "ASGIApp", "HTTPServing", "bind_sockets", "serve_http"]
+
+MAX_REQUEST_BODY = 4 * 1024 * 1024
+GRACEFUL_TIMEOUT_S = 0.5
+
+ASGIApp = Callable[
+    [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    Awaitable[None],
+]
+
+
+def _bind(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+@dataclass
+class HTTPServing:
+    """A running HTTP server: its URL and the handles that stop it."""
+
+    url: str
+    shutdown: trio.Event
+    cancel_scope: trio.CancelScope
+    finished: trio.Event
+
+    async def stop(self, *, grace_s: float = 2.0) -> None:
+        """Graceful shutdown, then a hard cancel if it takes longer than `grace_s`."""
+        self.shutdown.set()
+        with trio.move_on_after(grace_s):
+            await self.finished.wait()
+            return
+        self.cancel_scope.cancel()
+        await self.finished.wait()
+
+
+def _config(host: str, port: int) -> hypercorn.config.Config:
+    config = hypercorn.config.Config()
+    config.bind = [_bind(host, port)]
+    config.accesslog = None
+    config.errorlog = None
+    config.graceful_timeout = GRACEFUL_TIMEOUT_S
+    return config
+
+
+def bind_sockets(host: str, port: int) -> Sockets:
+    """Bind and listen now, so a taken port is a plain `OSError` for the caller."""
+    config = _config(host, port)
+    sockets = config.create_sockets()
+    for sock in sockets.insecure_sockets:
+        sock.listen(config.backlog)
+    return sockets
+
+
+async def serve_http(
+    server: Server[Any],
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    sockets: Sockets | None = None,
+    path: str = "/mcp",
+    wrap_app: Callable[[ASGIApp], ASGIApp] | None = None,
+    task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
+
+    Stateless JSON mode answers both protocol eras (the `initialize` handshake, and 2026-07-28)
+    with no per-client session state. The SDK checks Host/Origin for loopback hosts (DNS
+    rebinding) and limits request bodies to 4 MiB (HTTP 413).
+    """
+    app = server.streamable_http_app(
+        streamable_http_path=path,
+        stateless_http=True,
+        json_response=True,
+        host=host,
+        max_request_body_size=MAX_REQUEST_BODY,
+    )
+    served: Any = wrap_app(app) if wrap_app is not None else app
+    config = _config(host, port)
+    if sockets is None:
+        sockets = bind_sockets(host, port)
+    shutdown = trio.Event()
+    finished = trio.Event()
+    scope = trio.CancelScope()
+
+    async def run(task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
+        await worker_serve(
+            ASGIWrapper(served),
+            config,
+            sockets=sockets,
+            shutdown_trigger=shutdown.wait,
+            task_status=task_status,
+        )
+
+    try:
+        with scope:
+            async with trio.open_nursery() as nursery:
+                binds: list[str] = await nursery.start(run)
+                task_status.started(HTTPServing(binds[0] + path, shutdown, scope, finished))
+    finally:
+        for sock in sockets.insecure_sockets:
+            sock.close()  # hypercorn closes its listeners; this covers a cancel before it started
+        finished.set()

@@ -1,0 +1,97 @@
+"""The stdio fast path: `tools/call` lines answered without the SDK's session, by its rules.
+
+The SDK serves a stdio connection in the era its first request opens (`serve_dual_era_loop`):
+a request other than `initialize` carrying the 2026-07-28 `_meta` envelope opens a modern
+connection, anything else a handshake (legacy) one. This class follows the same messages (the
+lines handed to the SDK, the messages it writes back) and answers a plain `tools/call` of a
+declared tool (`_plain_call`) itself only when the SDK would serve it:
+
+- modern: every request carries its envelope; the call must pass the SDK's envelope ladder
+  (`classify_inbound_request`) and its request validation at the envelope's version;
+- legacy: the SDK refuses calls before an `initialize` succeeded (-32602) and calls carrying the
+  modern envelope (-32600); a call is answered here once the SDK's answer to an `initialize` has
+  been written, at the version it negotiated, and never while another `initialize` is pending.
+
+Everything else, including every line before the first request, goes to the SDK, which is the
+only safe way to be wrong: a line handed over gets exactly the SDK's answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from typing import Any, Literal
+
+import mcp_types as types
+import msgspec
+from mcp.server import Server
+from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
+from mcp_types import PROTOCOL_VERSION_META_KEY
+
+from ._bridge import Answer
+from ._plain_call import PlainCall, PlainCalls
+
+__all__ = ["StdioFastCalls"]
+
+
+class StdioFastCalls:
+    """Decides, line by line, whether a stdin line is answered here (see the module docstring)."""
+
+    def __init__(self, server: Server[Any], tools: Collection[str], answer: Answer) -> None:
+        self._calls = PlainCalls(server, tools, answer)
+        self._era: Literal["legacy", "modern"] | None = None
+        self._version: str | None = None
+        """Legacy: the version the last successful `initialize` negotiated."""
+        self._initializing: set[types.RequestId] = set()
+        """Legacy: the ids of `initialize` requests handed over and not answered yet."""
+
+    async def answer(self, line: str) -> bytes | None:
+        """The response line to `line` (no newline), or None: hand `line` to the SDK."""
+        if self._era is None or (
+            self._era == "legacy" and (self._version is None or self._initializing)
+        ):
+            return None
+        try:
+            call = self._calls.parse(msgspec.json.decode(line))
+        except (msgspec.DecodeError, RecursionError):
+            return None
+        if call is None:
+            return None
+        version = self._version_for(call)
+        if version is None or not self._calls.accepted(call, version):
+            return None
+        return await self._calls.reply(call, version)
+
+    def handed_over(self, message: types.JSONRPCMessage) -> None:
+        """Follow a message given to the SDK: its first request decides the era."""
+        if not isinstance(message, types.JSONRPCRequest):
+            return
+        if self._era is None:
+            opens_modern = message.method != "initialize" and _has_modern_envelope(message.params)
+            self._era = "modern" if opens_modern else "legacy"
+        if self._era == "legacy" and message.method == "initialize":
+            self._initializing.add(message.id)
+
+    def sent(self, message: types.JSONRPCMessage) -> None:
+        """Follow a message the SDK wrote: the answer to a pending `initialize`."""
+        if not self._initializing:
+            return
+        if isinstance(message, types.JSONRPCResponse) and message.id in self._initializing:
+            version = message.result.get("protocolVersion")
+            if isinstance(version, str):  # not some other request that reused the id
+                self._initializing.discard(message.id)
+                self._version = version
+        elif isinstance(message, types.JSONRPCError) and message.id in self._initializing:
+            self._initializing.discard(message.id)  # refused: the SDK's state is unchanged
+
+    def _version_for(self, call: PlainCall) -> str | None:
+        """The version the SDK serves `call` at on this connection, or None if it refuses it."""
+        if self._era == "legacy":
+            return None if _has_modern_envelope(call.params) else self._version
+        route = classify_inbound_request({"method": "tools/call", "params": call.params})
+        return route.protocol_version if isinstance(route, InboundModernRoute) else None
+
+
+def _has_modern_envelope(params: Mapping[str, Any] | None) -> bool:
+    """`mcp.server.runner._has_modern_envelope`: the reserved version key in `params._meta`."""
+    meta = (params or {}).get("_meta")
+    return isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta
