@@ -127,3 +127,35 @@ def test_text_stream_offers_whole_lines_only() -> None:
     os.close(read_end)
     assert b"".join(chunks) == "first half\nsecond\né\n".encode()
     assert stream.isatty() is False
+
+
+@pytest.mark.timeout(30)
+def test_lines_offered_together_go_out_in_few_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The thread lingers after the first line so a stream of events costs a few wake-ups and
+    writes, not one each (each wake-up takes the GIL from the serving thread)."""
+    from windtunnel.actors import pipe_writer
+
+    writes: list[int] = []
+    real_write_all = pipe_writer._write_all
+
+    def counting(fd: int, data: bytes) -> None:
+        writes.append(len(data))
+        real_write_all(fd, data)
+
+    monkeypatch.setattr(pipe_writer, "_write_all", counting)
+    read_end, write_end = os.pipe()
+    with reading(read_end) as chunks:
+        writer = PipeWriter(write_end, notice=notice)
+        os.close(write_end)
+        lines = [b"event %03d\n" % i for i in range(50)]
+        start = time.monotonic()
+        for line in lines:
+            assert writer.offer(line)
+            time.sleep(0.0001)  # events arrive spaced out, as calls do: the thread could wake
+        offering_s = time.monotonic() - start
+        assert writer.close(deadline_s=10)
+    assert b"".join(chunks) == b"".join(lines)
+    # At most one write per linger window (+ the first and the closing one); about one per
+    # line without the linger.
+    assert len(writes) <= offering_s / pipe_writer.LINGER_S + 2, (writes, offering_s)
+    os.close(read_end)

@@ -24,6 +24,11 @@ __all__ = ["DEFAULT_LIMIT", "PipeTextStream", "PipeWriter"]
 DEFAULT_LIMIT = 256 * 1024
 """Bytes buffered beyond what the pipe holds: about a thousand event lines, a feed's buffer."""
 
+LINGER_S = 0.005
+"""How long the thread lets lines gather once the first arrives. Waking it for every line (one
+event per call) costs the serving thread more than the call itself on a busy 2-core machine
+(GIL hand-offs: +44 µs per stdio call, measured); batching bounds the wake-ups to 200 a second."""
+
 # Lines go out in writes of at most PIPE_BUF bytes: each such write to a pipe is atomic, so a
 # line never tears against another writer of the same pipe (a traceback printed meanwhile).
 _ATOMIC_WRITE = select.PIPE_BUF
@@ -105,7 +110,10 @@ class PipeWriter:
     def _queue(self, line: bytes) -> None:
         self._lines.append(line)
         self._size += len(line)
-        self._ready.notify()
+        # The thread waits for a first line, then lingers: wake it for the first, and early
+        # when half the buffer is taken so a burst is written before it has to be dropped.
+        if len(self._lines) == 1 or self._size > self.limit // 2:
+            self._ready.notify()
 
     def _drop(self) -> None:
         self.dropped += 1
@@ -118,6 +126,8 @@ class PipeWriter:
                     self._ready.wait()
                 if not self._lines:
                     return
+                if not self._closing and self._size <= self.limit // 2:
+                    self._ready.wait(LINGER_S)  # cut short by `close` or a filling buffer
                 batch, self._lines = self._lines, []
             try:
                 for chunk in _chunks(batch):
