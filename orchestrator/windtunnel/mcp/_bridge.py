@@ -29,13 +29,13 @@ import pydantic
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Sockets
-from hypercorn.trio.run import worker_serve
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..calls import MCPCall, is_tool_result
+from . import _http_worker
 
 __all__ = [
     "MAX_REQUEST_BODY",
@@ -169,7 +169,7 @@ class HTTPServing:
 
 
 def _config(host: str, port: int) -> hypercorn.config.Config:
-    config = hypercorn.config.Config()
+    config = _http_worker.Config()
     config.bind = [_bind(host, port)]
     config.accesslog = None
     config.errorlog = None
@@ -218,7 +218,7 @@ async def serve_http(
     scope = trio.CancelScope()
 
     async def run(task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
-        await worker_serve(
+        await _http_worker.serve(
             ASGIWrapper(served),
             config,
             sockets=sockets,
