@@ -7,6 +7,7 @@ difference between the two fails here."""
 from __future__ import annotations
 
 import hashlib
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
@@ -310,6 +311,61 @@ async def test_inbox_holds_at_most_its_size_and_keeps_order() -> None:
             while len(got) < 5:
                 got.append(await inbox.get())
     assert [m["body"] for m in got] == [b"0", b"1", b"2", b"3", b"4"]
+
+
+def two_part_app(gate: trio.Event, *, sized: bool) -> App:
+    """Sends the response head, waits for `gate`, then sends the body: sized or streamed."""
+
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise NotImplementedError
+        await _read_body(receive)
+        headers = [(b"content-type", b"text/plain")]
+        if sized:
+            headers.append((b"content-length", b"4"))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await gate.wait()
+        await send({"type": "http.response.body", "body": b"body"})
+
+    return app
+
+
+async def _available(stream: trio.SocketStream) -> bytes:
+    """What the server has sent so far, without waiting for more."""
+    await trio.testing.wait_all_tasks_blocked()
+    with socket.fromfd(stream.socket.fileno(), socket.AF_INET, socket.SOCK_STREAM) as peek:
+        try:
+            return peek.recv(65536, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return b""
+
+
+async def test_a_sized_head_is_written_with_its_body() -> None:
+    """A response with a content-length reaches the client in one write: head and body together."""
+    gate = trio.Event()
+    with trio.fail_after(10):
+        async with serving("ours", two_part_app(gate, sized=True)) as (port, _, _):
+            client = await Client.connect(port)
+            await client.send_request("/")
+            assert await _available(client.stream) == b""
+            gate.set()
+            data = await _available(client.stream)
+    assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"\r\n\r\nbody")
+
+
+async def test_a_streamed_head_goes_out_before_the_body(worker: str) -> None:
+    """A response without a content-length (SSE, chunked) sends its head at once: a client
+    waiting for the first event already has the status and headers."""
+    gate = trio.Event()
+    with trio.fail_after(10):
+        async with serving(worker, two_part_app(gate, sized=False)) as (port, _, _):
+            client = await Client.connect(port)
+            await client.send_request("/")
+            head = await _available(client.stream)
+            assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"\r\n\r\n")
+            gate.set()
+            client.h11.receive_data(head)
+            assert (await client.read_response())[::2] == (200, b"body")
 
 
 async def test_app_crash_is_a_500_and_the_server_keeps_serving(worker: str) -> None:

@@ -10,15 +10,17 @@ worker's Trio plumbing, not in the protocol code:
   empty write h11 produces at the end of a sized body costs another;
 - every read sits in a new `fail_after(inf)` cancel scope when no read timeout is set;
 - the request body reaches the app through a memory channel: a scheduler pass per message;
+- a response goes out in two writes (head, then body), each waking the client;
 - the Date header is formatted anew for every response.
 
 This module keeps all of hypercorn's protocol layer (`hypercorn.protocol.ProtocolWrapper`: h11 and
 h2 parsing, the HTTP stream state machine, ASGI scopes and events, error responses, keep-alive
 recycling, `keep_alive_max_requests`) and its ASGI lifespan, and replaces the Trio I/O around it
 through hypercorn's extension points: a `TCPServer` subclass (one idle watcher per connection
-whose deadline moves, a lock taken without a scheduler pass when free), a `hypercorn.typing`
-`TaskGroup` whose per-request inbox wakes the app directly, and a `Config` subclass that formats
-the date once a second. Plain-TCP listeners only: Wind Tunnel serves no TLS.
+whose deadline moves, a lock taken without a scheduler pass when free, a sized HTTP/1.1
+response's head written with its body), a `hypercorn.typing` `TaskGroup` whose per-request inbox
+wakes the app directly, and a `Config` subclass that formats the date once a second. Plain-TCP
+listeners only: Wind Tunnel serves no TLS.
 """
 
 from __future__ import annotations
@@ -127,13 +129,15 @@ class _Connection(TCPServer):
         self._idle_scope = trio.CancelScope()
         """Around the idle watcher: its deadline is the keep-alive expiry while idle, else inf."""
         self._reading = True
+        self._corked: list[bytes] | None = None
+        """Writes held back while a response's head and body are produced (see `_coalesced`)."""
 
     async def run(self) -> None:
         stream: trio.SocketStream = self.stream  # type: ignore[assignment]
         try:
             client = parse_socket_addr(stream.socket.family, stream.socket.getpeername())
             server = parse_socket_addr(stream.socket.family, stream.socket.getsockname())
-            async with _TaskGroup() as task_group:
+            async with _TaskGroup(self) as task_group:
                 self.protocol = ProtocolWrapper(
                     self.app,
                     self.config,
@@ -175,27 +179,43 @@ class _Connection(TCPServer):
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
-            if not event.data:
-                return  # h11 ends a sized body with b"": nothing to write
-            # `trio.Lock.acquire` minus its scheduler pass when the lock is free: a cancelled
-            # task still stops here, before writing anything.
-            await trio.lowlevel.checkpoint_if_cancelled()
-            try:
-                self.send_lock.acquire_nowait()
-            except trio.WouldBlock:
-                await self.send_lock.acquire()
-            try:
-                # Shielded as in hypercorn: a cancelled app must not leave half a response.
-                with trio.CancelScope(shield=True):
-                    await self.stream.send_all(event.data)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                await self.protocol.handle(Closed())
-            finally:
-                self.send_lock.release()
+            if self._corked is not None:
+                self._corked.append(event.data)
+            elif event.data:  # h11 ends a sized body with b"": nothing to write
+                await self._write(event.data)
         elif isinstance(event, Updated):
             self._set_idle(event.idle)
         else:
+            if self._corked:  # the protocol closes the connection after this response
+                await self._write(b"".join(self._corked))
+                self._corked.clear()
             await super().protocol_send(event)
+
+    def cork(self) -> None:
+        """Hold writes back until `uncork`, to send them in one go."""
+        self._corked = []
+
+    async def uncork(self) -> None:
+        held, self._corked = self._corked, None
+        if held:
+            await self._write(b"".join(held))
+
+    async def _write(self, data: bytes) -> None:
+        # `trio.Lock.acquire` minus its scheduler pass when the lock is free: a cancelled task
+        # still stops here, before writing anything.
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            self.send_lock.acquire_nowait()
+        except trio.WouldBlock:
+            await self.send_lock.acquire()
+        try:
+            # Shielded as in hypercorn: a cancelled app must not leave half a response.
+            with trio.CancelScope(shield=True):
+                await self.stream.send_all(data)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            await self.protocol.handle(Closed())
+        finally:
+            self.send_lock.release()
 
     def _set_idle(self, idle: bool) -> None:
         self._idle = idle
@@ -228,6 +248,9 @@ class _TaskGroup:
     _nursery: trio.Nursery
     _manager: Any
 
+    def __init__(self, connection: _Connection) -> None:
+        self._connection = connection
+
     async def spawn_app(
         self,
         app: AppWrapper,
@@ -236,6 +259,8 @@ class _TaskGroup:
         send: Callable[[ASGISendEvent | None], Awaitable[None]],
     ) -> Callable[[ASGIReceiveEvent], Awaitable[None]]:
         inbox = _Inbox(config.max_app_queue_size)
+        if scope["type"] == "http" and scope["http_version"] in ("1.0", "1.1"):
+            send = _coalesced(send, self._connection)
         self._nursery.start_soon(_run_app, app, config, scope, inbox.get, send)
         return inbox.put
 
@@ -277,6 +302,40 @@ class _Inbox:
         message = self._messages.popleft()
         self._writers.unpark()
         return message
+
+
+def _coalesced(
+    send: Callable[[ASGISendEvent | None], Awaitable[None]], connection: _Connection
+) -> Callable[[ASGISendEvent | None], Awaitable[None]]:
+    """An ASGI `send` that writes a sized response's head together with the first body part.
+
+    hypercorn writes the head as soon as the app sends `http.response.start`, then the body:
+    two writes, two scheduler passes, and two wake-ups for the client. A head that declares
+    its `content-length` is held back until the app's next message and written with it.
+    Streams (SSE, chunked) have no length: their head goes out at once, as before.
+    """
+    held: ASGISendEvent | None = None
+
+    async def coalesced(message: ASGISendEvent | None) -> None:
+        nonlocal held
+        if held is not None:
+            start, held = held, None
+            connection.cork()
+            try:
+                await send(start)
+                await send(message)
+            finally:
+                await connection.uncork()
+        elif (
+            message is not None
+            and message["type"] == "http.response.start"
+            and any(name.lower() == b"content-length" for name, _ in message.get("headers", ()))
+        ):
+            held = message
+        else:
+            await send(message)
+
+    return coalesced
 
 
 async def _run_app(
