@@ -11,6 +11,7 @@ from typing import Any, TextIO
 
 import trio
 
+from .._gc import freeze_startup_heap
 from ..actors import JsonLinesSink, open_fleet
 from ..actors.events import call_events
 from ..agents.base import mcp_config
@@ -98,6 +99,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.stdio:
         server = next(iter(servers.values()))
         _log_calls_to(server, sys.stderr)
+        freeze_startup_heap()
         trio.run(server.serve_stdio)
         return 0
     if args.events is None:
@@ -145,5 +147,6 @@ async def _serve_http(
                     print(json.dumps(mcp_config(run.urls), indent=2), flush=True)
                 if fleet.feed is not None:
                     print(f"event feed: {fleet.feed.url}", file=sys.stderr, flush=True)
+                freeze_startup_heap()
                 async for _ in signals:
                     break
