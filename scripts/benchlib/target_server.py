@@ -24,7 +24,7 @@ _HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(_HERE.parent), str(_HERE.parents[1] / "orchestrator")]
 
 from benchlib.targets import CannedAnswers  # noqa: E402
-from windtunnel._gc import freeze_startup_heap  # noqa: E402
+from windtunnel._gc import tune_gc_for_serving  # noqa: E402
 
 
 def _stdio_canned(answers_path: str) -> None:
@@ -126,7 +126,7 @@ async def _serve_h11(answers: CannedAnswers, wait_stdin_closed: Any) -> None:
     async with trio.open_nursery() as nursery:
         nursery.start_soon(trio.serve_listeners, handle, listeners)
         print(f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/mcp", flush=True)
-        freeze_startup_heap()
+        tune_gc_for_serving()
         await wait_stdin_closed()
         nursery.cancel_scope.cancel()
 
@@ -150,7 +150,7 @@ async def _serve_http(kind: str, source: str) -> None:
         async with trio.open_nursery() as nursery:
             url = await server.start(nursery)
             print(url, flush=True)
-            freeze_startup_heap()
+            tune_gc_for_serving()
             await wait_stdin_closed()
             await server.stop()
         return
@@ -183,7 +183,7 @@ async def _serve_http(kind: str, source: str) -> None:
             )
         )
         print(binds[0] + "/mcp", flush=True)
-        freeze_startup_heap()
+        tune_gc_for_serving()
         await wait_stdin_closed()
         shutdown.set()
 

@@ -13,17 +13,19 @@ import pytest
 import trio
 
 from tests.serving.compat import COMPAT_UNIVERSE
-from windtunnel._gc import freeze_startup_heap
+from windtunnel._gc import YOUNG_THRESHOLD, tune_gc_for_serving
 from windtunnel.calls import MCPCall
 from windtunnel.cli import serve_command
 from windtunnel.mcp import RecordedMCPServer
 
 
 @pytest.fixture
-def unfrozen() -> Iterator[None]:
-    """Give the test process's heap back to the collector afterwards."""
+def restored_gc() -> Iterator[None]:
+    """Give the test process's heap and thresholds back to the collector afterwards."""
+    thresholds = gc.get_threshold()
     yield
     gc.unfreeze()
+    gc.set_threshold(*thresholds)
 
 
 def test_calls_are_not_tracked_by_the_collector() -> None:
@@ -48,18 +50,23 @@ def test_a_logged_hit_adds_at_most_one_tracked_object() -> None:
     assert len(server.call_log()) == 1001
 
 
-def test_freeze_startup_heap_leaves_full_collections_only_new_objects(unfrozen: None) -> None:
-    """After the start-up freeze, what was alive is out of the collector's walk."""
+def test_tuning_for_serving_freezes_the_start_up_heap_and_spaces_young_collections(
+    restored_gc: None,
+) -> None:
+    """Once tuned, what was alive is out of the collector's walk, and young collections wait for
+    `YOUNG_THRESHOLD` new objects (the older generations keep their settings)."""
     alive = [{"x": [i]} for i in range(1000)]
-    freeze_startup_heap()
+    _, older, oldest = gc.get_threshold()
+    tune_gc_for_serving()
     assert gc.get_freeze_count() >= len(alive)
     assert not any(o is alive[0] for o in gc.get_objects())
+    assert gc.get_threshold() == (YOUNG_THRESHOLD, older, oldest)
 
 
-async def test_wt_serve_freezes_its_heap_once_started(
+async def test_wt_serve_tunes_the_collector_once_started(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`wt serve` freezes its start-up heap (universes loaded, servers listening), then serves."""
+    """`wt serve` tunes the collector once started (universes loaded, servers listening)."""
     frozen = trio.Event()
     printed: list[str] = []
 
@@ -67,7 +74,7 @@ async def test_wt_serve_freezes_its_heap_once_started(
         printed.append(capsys.readouterr().out)
         frozen.set()
 
-    monkeypatch.setattr(serve_command, "freeze_startup_heap", freeze)
+    monkeypatch.setattr(serve_command, "tune_gc_for_serving", freeze)
     servers = {"compat": RecordedMCPServer(COMPAT_UNIVERSE, name="compat")}
     args = argparse.Namespace(host="127.0.0.1", port=0, feed_port=None)
     with trio.fail_after(20):

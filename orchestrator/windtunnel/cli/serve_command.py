@@ -11,7 +11,7 @@ from typing import Any, TextIO
 
 import trio
 
-from .._gc import freeze_startup_heap
+from .._gc import tune_gc_for_serving
 from ..actors import JsonLinesSink, open_fleet
 from ..actors.events import call_events
 from ..agents.base import mcp_config
@@ -99,7 +99,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.stdio:
         server = next(iter(servers.values()))
         _log_calls_to(server, sys.stderr)
-        freeze_startup_heap()
+        tune_gc_for_serving()
         trio.run(server.serve_stdio)
         return 0
     if args.events is None:
@@ -147,6 +147,6 @@ async def _serve_http(
                     print(json.dumps(mcp_config(run.urls), indent=2), flush=True)
                 if fleet.feed is not None:
                     print(f"event feed: {fleet.feed.url}", file=sys.stderr, flush=True)
-                freeze_startup_heap()
+                tune_gc_for_serving()
                 async for _ in signals:
                     break

@@ -1,8 +1,8 @@
 """The one place that touches the `mcp` SDK server and hypercorn (DESIGN §5).
 
 Everything above this module speaks `MCPCall`s and plain dicts; this module translates them to the
-SDK's low-level `Server`, serves it over Streamable HTTP with hypercorn's Trio worker or over stdio,
-and maps answers to `CallToolResult`s:
+SDK's low-level `Server`, serves it over Streamable HTTP (hypercorn's protocol code on the Trio
+worker in `_http_worker`) or over stdio, and maps answers to `CallToolResult`s:
 
 - a recorded MCP `CallToolResult` (see `is_tool_result`) is served as recorded;
 - an object becomes `structuredContent` plus a text block with its JSON (sorted keys);
