@@ -273,22 +273,29 @@ def _ms(spread: dict[str, Any] | None) -> str:
 TAIL = """\
 Where the time goes: the server CPU column is the whole story on a 2-core machine shared with
 wrk. The floor spends its CPU in hypercorn's protocol code, h11 and Trio (see `serve` for the
-worker under it); `tools/call` on ours takes the bridge's fast path, so what it adds is the
-matcher, the call log and result mapping.
+worker under it and the stock worker it replaced); `tools/call` on ours takes the bridge's fast
+path, so what it adds is the matcher, the call log and result mapping.
 
-**The tail.** The p99 of our server at 8+ connections was 150-210 ms against 7-40 ms for the
-canned floor, and grew from run to run. Timing every collection (`gc.callbacks`) in the server
-and every request (a raw client, one timestamp each) showed the cause: full (generation 2)
-garbage collections. The call log keeps every call for the server's life; each logged hit held
-two objects the cyclic collector tracks (the `MCPCall` and its `extra` dict), and a full pass
-walks every tracked object, so pauses grew with the log: 14 ms at start-up, 181 ms after ~100k
-calls, with only the 8 requests in flight stalled each time (p99 5 ms by a raw client's count;
-wrk's coordinated-omission correction turns each long pause into a spread of synthetic slow
-samples). Neither the router, the event sinks nor the fast path showed up. Fixed on our side:
-`MCPCall` is no longer tracked (`gc=False`: plain data, never in a cycle), halving what the log
-adds per call, and `wt serve` freezes its start-up heap (SDK, pydantic, the loaded universes:
-~97k objects, ~15-20 ms of every full pass) once it is listening; the benchmark servers do the
-same. What remains grows with the log at about half the old rate (one `extra` dict per call):
-a server kept busy for hundreds of thousands of calls still pauses for tens of milliseconds
-now and then. CPython 3.11 has no incremental collector; taking the last tracked object out of
-each logged call means sharing or re-shaping `extra`, a change to `MCPCall` itself."""
+**The tail.** Our server's p99 at 8+ connections was 150-210 ms against 7-40 ms for the canned
+floor, and it grew from run to run. Timing every collection (`gc.callbacks`) in the server and
+every request with a raw client showed the cause: full (generation 2) garbage collections, not
+the router, the event sinks or the fast path. Two things made them long and frequent:
+
+- *What each pass walks.* The call log keeps every call; each logged hit held two objects the
+  cyclic collector tracks (the `MCPCall`, its `extra` dict), and a full pass walks every
+  tracked object, ~100k of them the SDK, pydantic and the rest of start-up: 14 ms at start,
+  181 ms after ~100k calls. `MCPCall` is no longer tracked (`gc=False`: plain data, never in
+  a cycle), and `wt serve` freezes its start-up heap once it is listening.
+- *How often passes run.* CPython starts a full pass once the objects promoted to the old
+  generation reach a quarter of it. At 64 connections each young collection (every 700 new
+  objects) promoted the objects of the requests in flight: ~70 full passes in 20 s, ~10% of
+  the server's time. `wt serve` now collects the young generation every 10,000 new objects
+  once started (young passes grow to ~1 ms): 2 full passes in the same 20 s.
+
+Each stall held only the requests in flight (p99 of ~5 ms by a raw client's count), but wrk
+corrects for coordinated omission: a pause of P ms also counts the requests a steady client
+would have sent meanwhile, so a few long pauses set p99. What remains grows with the log at a
+slower pace (one `extra` dict per logged call): a server kept busy for hundreds of thousands
+of calls still pauses for tens of milliseconds, now rarely. CPython 3.11 has no incremental
+collector; removing that last tracked object means sharing or re-shaping `extra`, a change to
+`MCPCall` itself."""
