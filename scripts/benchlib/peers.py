@@ -1002,10 +1002,15 @@ server crosses the official SDK's server stack: the JSON-RPC dispatcher validate
 pydantic models, spawns a task per request in an anyio task group, passes messages through two
 anyio memory streams (a context switch each way), validates and re-serializes the result model.
 Our own code (canonical key, index lookup, call-log entry, result mapping) is ~1-3% of the
-profile. Over HTTP, `tools/call` now takes the bridge's fast path (`mcp/_fast_call.py`, see
+profile. Over HTTP, `tools/call` takes the bridge's fast path (`mcp/_fast_call.py`, see
 `serve`): plain valid calls are answered from the replay engine with the SDK's exact response,
-which took HTTP from 30% to 52% (legacy) and 45% to 63% (auto) of the ceiling; what is left is
-hypercorn's HTTP/1.1 handling on Trio, ~470 µs per request even for canned bytes, against the
+which took HTTP from 30% to 52% (legacy) and 45% to 63% (auto) of the ceiling. Then the HTTP
+server itself: hypercorn's protocol code now runs on our own Trio worker (`mcp/_http_worker.py`,
+see `serve`), and `wt serve` reports each call to its router without a scheduler pass and writes
+the event line directly; A/B through this client, `wt serve` went from 952 to 820 µs per call
+(legacy) and 978 to 860 (auto), server CPU from ~480 to ~300 µs per call. The server's CPU is
+on the critical path of every call, so what is left is hypercorn's protocol layer, h11's
+pure-Python parsing and Trio's socket calls, ~250 µs per request, against ~40 µs for the
 asyncio responders of the ceiling and the peers. Over stdio every call still crosses the SDK
 session; the cheap fix is made (no worker-thread hop per line read and write: 724 → 431 µs per
 call). Closing the rest is the same fast path for stdio: answer `tools/call` lines in the bridge
