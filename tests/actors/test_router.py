@@ -69,6 +69,24 @@ async def test_report_does_not_let_the_router_run_first() -> None:
                 await router.close()
 
 
+async def test_router_handles_everything_queued_in_one_turn() -> None:
+    """Servers queue calls without waiting; the router takes all that is queued whenever it runs,
+    rather than one call per scheduler pass, so it keeps up."""
+    router = Router(sinks=[MemorySink()])
+    report = router.reporter("s", "u")
+    with trio.fail_after(10):
+        async with trio.open_nursery() as nursery:
+            await nursery.start(router.run)
+            try:
+                for i in range(100):
+                    await report(call(i))
+                for _ in range(3):  # the router gets at least one turn meanwhile
+                    await trio.lowlevel.checkpoint()
+                assert len(router.log("s").calls) == 100
+            finally:
+                await router.close()
+
+
 EVENTS = [
     make_event("tool_call", pack="p", scenario="s", upstream="u", tool="t", args={"b": [1, {}]}),
     make_event("universe_divergence", level="warning", scenario="s", nearest=None, tool="ü\u2028"),

@@ -264,6 +264,18 @@ async def test_shutdown_cancels_requests_still_running_after_the_grace_period(
             assert await client.closed_by_server()
 
 
+async def test_server_stops_after_max_requests(worker: str) -> None:
+    """With `max_requests` set, the server shuts itself down once it has served that many
+    (hypercorn counts the request that crosses the limit): it answers it and stops."""
+    with trio.fail_after(10):
+        async with serving(worker, digest_app(), max_requests=3) as (port, _, finished):
+            client = await Client.connect(port)
+            answers = [await client.request("/", b"%d" % i) for i in range(4)]
+            await finished.wait()
+            assert await client.closed_by_server()
+    assert [body for _, _, body in answers] == [sha(b"%d" % i) for i in range(4)]
+
+
 async def test_large_body_reaches_the_app_whole_and_in_order_under_backpressure(
     worker: str,
 ) -> None:

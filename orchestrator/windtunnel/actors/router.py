@@ -104,12 +104,23 @@ class Router:
     async def _drain(self) -> None:
         async with self._receive:
             async for message in self._receive:
-                if isinstance(message, _Call):
-                    self._route_call(message)
-                elif isinstance(message, _Flush):
-                    message.done.set()
-                else:
-                    self.publish(message)
+                self._handle(message)
+                # Then whatever else is queued, in one turn: `receive` alone takes a scheduler
+                # pass per message, and servers queue calls without waiting for one.
+                while True:
+                    try:
+                        message = self._receive.receive_nowait()
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                    self._handle(message)
+
+    def _handle(self, message: _Call | _Flush | dict[str, Any]) -> None:
+        if isinstance(message, _Call):
+            self._route_call(message)
+        elif isinstance(message, _Flush):
+            message.done.set()
+        else:
+            self.publish(message)
 
     def _route_call(self, message: _Call) -> None:
         log = self.log(message.scenario)

@@ -25,6 +25,7 @@ listeners only: Wind Tunnel serves no TLS.
 
 from __future__ import annotations
 
+import random
 import time
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -88,7 +89,10 @@ async def serve(
         raise ValueError("this worker serves plain TCP sockets only")
     lifespan_state: LifespanState = {}
     lifespan = Lifespan(app, config, lifespan_state)
-    context = WorkerContext(None)
+    max_requests = None
+    if config.max_requests is not None:
+        max_requests = config.max_requests + random.randint(0, config.max_requests_jitter)
+    context = WorkerContext(max_requests)
     async with trio.open_nursery() as lifespan_nursery:
         await lifespan_nursery.start(lifespan.handle_lifespan)
         await lifespan.wait_for_startup()
@@ -104,13 +108,19 @@ async def serve(
                 async with trio.open_nursery() as accepting:
                     serve_listeners = partial(trio.serve_listeners, handler_nursery=connections)
                     accepting.start_soon(serve_listeners, handler, listeners)
-                    await shutdown_trigger()
-                    accepting.cancel_scope.cancel()  # closes the listeners
+                    # Like hypercorn: stop on the trigger, or once `max_requests` were served.
+                    for trigger in (shutdown_trigger, context.terminate.wait):
+                        accepting.start_soon(_cancel_after, trigger, accepting.cancel_scope)
             finally:
                 await context.terminated.set()
                 connections.cancel_scope.deadline = trio.current_time() + config.graceful_timeout
         await lifespan.wait_for_shutdown()
         lifespan_nursery.cancel_scope.cancel()
+
+
+async def _cancel_after(trigger: Callable[[], Awaitable[Any]], scope: trio.CancelScope) -> None:
+    await trigger()
+    scope.cancel()  # stops accepting; `trio.serve_listeners` closes the listeners
 
 
 class _Connection(TCPServer):
