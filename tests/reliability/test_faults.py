@@ -459,7 +459,11 @@ async def test_running_out_of_file_descriptors_is_a_clear_error(tmp_path: Path) 
     )
     assert "ExceptionGroup" not in err
     rows = read_results(run_dir, with_calls=False)
-    assert len((run_dir / "results.jsonl").read_bytes().splitlines()) == len(rows) < 100
+    # Whether any unit was written before the descriptors ran out is a race with the writer
+    # thread; what was written must agree with what reads back, and the run must have stopped.
+    results = run_dir / "results.jsonl"
+    lines = results.read_bytes().splitlines() if results.exists() else []
+    assert len(lines) == len(rows) < 100
     assert all(r.error is None or not r.error.startswith("unexpected ExceptionGroup") for r in rows)
 
 
