@@ -158,6 +158,22 @@ async def test_keep_alive_serves_in_order_then_closes_after_max_requests(worker:
             assert await client.closed_by_server()
 
 
+async def test_http_1_0_request_gets_its_whole_answer_then_the_connection_closes(
+    worker: str,
+) -> None:
+    """An HTTP/1.0 request (no keep-alive) gets the full response, then the server closes."""
+    with trio.fail_after(10):
+        async with serving(worker, digest_app()) as (port, _, _):
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(b"POST / HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi")
+            received = b""
+            while chunk := await stream.receive_some(65536):
+                received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") or head.startswith(b"HTTP/1.0 200 ")
+    assert body == sha(b"hi")
+
+
 async def test_responses_carry_date_and_server_headers(worker: str) -> None:
     """Every response has hypercorn's Date (HTTP date, current) and Server headers."""
     with trio.fail_after(10):
