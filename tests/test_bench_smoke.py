@@ -93,19 +93,26 @@ def _quick_json(tmp_path: Path, name: str, *extra: str) -> dict[str, object]:
     return data
 
 
-def test_quick_serve_measures_both_servers_and_profiles_ours(tmp_path: Path) -> None:
-    """`serve` reports throughput and server CPU for ours and the canned stack, and a profile."""
+def test_quick_serve_measures_every_server_and_profiles_them(tmp_path: Path) -> None:
+    """`serve` reports throughput and server CPU for ours, the canned stack and the two
+    references (stock hypercorn worker, Trio + h11), and a profile of each."""
     data = _quick_json(tmp_path, "serve")
     metrics = data["metrics"]
     assert isinstance(metrics, dict)
-    assert set(metrics) == {"recorded", "canned"}
+    assert set(metrics) == {"recorded", "canned", "hypercorn", "h11"}
     for contender in metrics.values():
         assert contender["per_s"]["median"] > 0
         assert contender["server_cpu_us"]["n"] == 2
     assert data["ratio_throughput"] > 0  # type: ignore[operator]
+    for key in ("overhead_cpu_us", "worker_saving_cpu_us", "over_floor_cpu_us"):
+        assert isinstance(data[key], float), key
     profiles = data["profiles"]
     assert isinstance(profiles, dict)
+    assert set(profiles) == set(metrics)
     assert "Wind Tunnel (matcher, replay, call log)" in profiles["recorded"]["buckets"]
+    assert "our HTTP worker (Trio I/O around hypercorn)" in profiles["canned"]["buckets"]
+    assert "hypercorn" in profiles["hypercorn"]["buckets"]
+    assert "h11 (HTTP/1.1 parsing)" in profiles["h11"]["buckets"]
 
 
 def test_quick_fleet_starts_serves_and_stops_every_size(tmp_path: Path) -> None:
@@ -162,6 +169,6 @@ def test_quick_capacity_runs_wrk_or_says_why_not(tmp_path: Path) -> None:
     results = data["results"]
     assert isinstance(results, dict)
     for row in results.values():
-        assert row["recorded"]["rps"]["median"] > 0
-        assert row["canned"]["rps"]["median"] > 0
+        for name in ("recorded", "canned", "hypercorn"):
+            assert row[name]["rps"]["median"] > 0, name
         assert row["verdict"] in {"PASS", "MISS"}

@@ -9,12 +9,17 @@ import msgspec
 __all__ = ["MCPCall", "is_tool_result"]
 
 
-class MCPCall(msgspec.Struct, kw_only=True, omit_defaults=True):
+class MCPCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     """A tool call as the server saw it.
 
     `args` are flat; `result` is the payload the agent was given (the recorded value, a miss
     policy's value, or the `fail_call` error object). `extra["match"]` says which recording answered
     (`{"tier", "index"}`); a miss carries `extra["divergence"]` instead.
+
+    Not tracked by the cyclic garbage collector (`gc=False`): a long-running server keeps every
+    call, and each full collection walks every tracked object, so the call log made those
+    pauses grow with it. A call holds plain data and is never part of a reference cycle (never
+    put a call inside its own `args`, `result` or `extra`: such a cycle would never be freed).
     """
 
     tool_name: str

@@ -2,9 +2,10 @@
 
 `wrk` (the Debian package; installed with apt-get when missing and we are root) posts a JSON-RPC
 `tools/call` from a Lua script, with the headers a Streamable HTTP client sends, at several
-connection counts. Two servers, each in its own process: our `RecordedMCPServer` in stateless JSON
-mode and the floor, plain hypercorn on Trio answering the same bytes with no MCP. Rounds take
-turns; requests/s and latency percentiles are medians over rounds.
+connection counts. Three servers, each in its own process: our `RecordedMCPServer` in stateless
+JSON mode; the floor, the same HTTP server answering the same bytes with no MCP; and for reference
+hypercorn's stock Trio worker answering them. Rounds take turns; requests/s and latency
+percentiles are medians over rounds.
 """
 
 from __future__ import annotations
@@ -30,10 +31,11 @@ __all__ = ["HELP", "NAME", "add_arguments", "ensure_wrk", "run"]
 NAME = "capacity"
 HELP = "requests/s and latency under wrk: our Streamable HTTP server vs plain hypercorn on Trio"
 
-CONTENDERS = ("recorded", "canned")
+CONTENDERS = ("recorded", "canned", "hypercorn")
 LABELS = {
     "recorded": "RecordedMCPServer (stateless JSON)",
-    "canned": "floor: hypercorn Trio, canned bytes",
+    "canned": "floor: same HTTP server, canned bytes",
+    "hypercorn": "reference: stock hypercorn Trio worker, canned bytes",
 }
 TARGET = 0.60
 
@@ -127,7 +129,7 @@ def run(options: argparse.Namespace) -> BenchResult:
         answers.write_text(json.dumps(capture_answers(universe)))
         script = work / "call.lua"
         script.write_text(_lua())
-        sources = {"recorded": str(universe), "canned": str(answers)}
+        sources = {name: str(answers) for name in CONTENDERS} | {"recorded": str(universe)}
         servers = {name: ServerProcess(name, sources[name]) for name in CONTENDERS}
         try:
             for server in servers.values():
@@ -190,8 +192,12 @@ def markdown(data: dict[str, Any], plot_name: str | None = None) -> str:
         "`Accept: application/json, text/event-stream`, `MCP-Protocol-Version: 2025-11-25`, "
         f"{data['duration_s_per_run']:g} s per run, {data['rounds']} rounds taking turns. "
         "wrk shares the 2 cores with the server: on this machine every row is also bounded by "
-        "that. Servers run in their own processes; the floor is the same hypercorn Trio worker "
-        "answering every POST with the exact bytes our server sends, no MCP. Cells: median "
+        "that. Servers run in their own processes (start-up heap frozen, as `wt serve` does); "
+        "the floor is our server's own HTTP stack (hypercorn's protocol code on our Trio "
+        "worker) answering every POST with the exact bytes our server sends, no MCP; the "
+        "reference row is the same on hypercorn's stock Trio worker. wrk corrects its latency "
+        "percentiles for coordinated omission: a server pause of P ms also counts the requests "
+        "a steady client would have sent meanwhile, so a few pauses reach p99. Cells: median "
         "[min - max] over rounds; latency percentiles are medians of each run's own percentile. "
         "Server CPU µs/request is the server process's CPU time over the requests wrk counted.",
         "",
@@ -217,16 +223,7 @@ def markdown(data: dict[str, Any], plot_name: str | None = None) -> str:
     out += ["| connections | recorded / floor | verdict |", "|---:|---:|---|"]
     for c, row in data["results"].items():
         out.append(f"| {c} | {row['ratio']:.0%} | **{row['verdict']}** |")
-    out += [
-        "",
-        "Where the time goes: the server CPU column is the whole story on a 2-core machine "
-        "shared with wrk. The floor spends its CPU in hypercorn and Trio; `tools/call` on "
-        "ours takes the bridge's fast path (see `serve`), so what it adds is the matcher, "
-        "the call log and result mapping. Before the fast path every call crossed the SDK's "
-        "per-request stateless session machinery and ours saturated at 34-44% of the floor. "
-        "The tail (p99) at 8+ connections is still well above the floor's; unexplained so "
-        "far (full GC passes over a growing call log are the first suspect).",
-    ]
+    out += ["", TAIL]
     if plot_name:
         out += ["", f"![Capacity under wrk]({plot_name})"]
     return "\n".join(out) + "\n"
@@ -240,7 +237,7 @@ def _plot(data: dict[str, Any], path: Path) -> None:
 
     conns = sorted(int(c) for c in data["results"])
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.4))
-    for name, style in (("recorded", "o-"), ("canned", "s--")):
+    for name, style in (("recorded", "o-"), ("canned", "s--"), ("hypercorn", "^:")):
         for ax, key, scale in ((axes[0], "rps", 1.0), (axes[1], "p99_us", 1e-3)):
             rows = [data["results"][str(c)][name].get(key) for c in conns]
             if any(r is None for r in rows):
@@ -259,7 +256,7 @@ def _plot(data: dict[str, Any], path: Path) -> None:
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(
-        "Capacity: RecordedMCPServer vs the hypercorn/Trio floor"
+        "Capacity: RecordedMCPServer vs the same HTTP server with canned bytes"
         + (" — QUICK" if data["quick"] else "")
     )
     fig.tight_layout()
@@ -271,3 +268,34 @@ def _ms(spread: dict[str, Any] | None) -> str:
     if spread is None:
         return "—"
     return f"{spread['median'] / 1e3:.2f} ms"
+
+
+TAIL = """\
+Where the time goes: the server CPU column is the whole story on a 2-core machine shared with
+wrk. The floor spends its CPU in hypercorn's protocol code, h11 and Trio (see `serve` for the
+worker under it and the stock worker it replaced); `tools/call` on ours takes the bridge's fast
+path, so what it adds is the matcher, the call log and result mapping.
+
+**The tail.** Our server's p99 at 8+ connections was 150-210 ms against 7-40 ms for the canned
+floor, and it grew from run to run. Timing every collection (`gc.callbacks`) in the server and
+every request with a raw client showed the cause: full (generation 2) garbage collections, not
+the router, the event sinks or the fast path. Two things made them long and frequent:
+
+- *What each pass walks.* The call log keeps every call; each logged hit held two objects the
+  cyclic collector tracks (the `MCPCall`, its `extra` dict), and a full pass walks every
+  tracked object, ~100k of them the SDK, pydantic and the rest of start-up: 14 ms at start,
+  181 ms after ~100k calls. `MCPCall` is no longer tracked (`gc=False`: plain data, never in
+  a cycle), and `wt serve` freezes its start-up heap once it is listening.
+- *How often passes run.* CPython starts a full pass once the objects promoted to the old
+  generation reach a quarter of it. At 64 connections each young collection (every 700 new
+  objects) promoted the objects of the requests in flight: ~70 full passes in 20 s, ~10% of
+  the server's time. `wt serve` now collects the young generation every 10,000 new objects
+  once started (young passes grow to ~1 ms): 2 full passes in the same 20 s.
+
+Each stall held only the requests in flight (p99 of ~5 ms by a raw client's count), but wrk
+corrects for coordinated omission: a pause of P ms also counts the requests a steady client
+would have sent meanwhile, so a few long pauses set p99. What remains grows with the log at a
+slower pace (one `extra` dict per logged call): a server kept busy for hundreds of thousands
+of calls still pauses for tens of milliseconds, now rarely. CPython 3.11 has no incremental
+collector; removing that last tracked object means sharing or re-shaping `extra`, a change to
+`MCPCall` itself."""

@@ -10,6 +10,7 @@ __all__ = ["BUCKETS", "summarize"]
 
 # (bucket, path fragment), first match wins: the order puts the narrow fragments first.
 BUCKETS: tuple[tuple[str, str], ...] = (
+    ("our HTTP worker (Trio I/O around hypercorn)", "/windtunnel/mcp/_http_worker"),
     ("Wind Tunnel (matcher, replay, call log)", "/windtunnel/"),
     ("MCP SDK request handling", "/mcp/"),
     ("MCP SDK types", "/mcp_types/"),

@@ -1,12 +1,14 @@
 """`scripts/bench serve`: the Streamable HTTP transport's ceiling (issue #3).
 
-Two servers, each in its own process, the same client: our `RecordedMCPServer` (the SDK's
-stateless JSON mode under hypercorn's Trio worker) and the same hypercorn-on-Trio stack serving a
-constant canned answer (the bytes our server sends, no MCP). The client is a plain keep-alive
-`http.client` posting `tools/call` sequentially from this process. Rounds take turns; per round
-we read wall-clock throughput and the *server process's* CPU time (from /proc), so the per-call
-server overhead is CPU µs, which other work on the machine does not inflate. A last pass runs the
-recorded server under cProfile to say where the time goes.
+Four servers, each in its own process, the same client: our `RecordedMCPServer`; the same HTTP
+server (hypercorn's HTTP/1.1 protocol code on our Trio worker) serving a constant canned answer
+(the bytes our server sends, no MCP); and two references answering the same bytes: hypercorn's
+own Trio worker (`hypercorn.trio.serve`), and a minimal Trio + h11 loop, the floor for any
+h11-based server on Trio. The client is a plain keep-alive `http.client` posting `tools/call`
+sequentially from this process. Rounds take turns; per round we read wall-clock throughput and
+the *server process's* CPU time (from /proc), so the per-call server cost is CPU µs, which other
+work on the machine does not inflate. A last pass runs each server under cProfile to say where
+the time goes.
 """
 
 from __future__ import annotations
@@ -32,15 +34,19 @@ HELP = (
     "on the same hypercorn/Trio stack"
 )
 
-CONTENDERS = ("recorded", "canned")
+CONTENDERS = ("recorded", "canned", "hypercorn", "h11")
 LABELS = {
-    "recorded": "RecordedMCPServer (SDK stateless JSON mode, hypercorn Trio worker)",
-    "canned": "hypercorn Trio worker, canned bytes, no MCP",
+    "recorded": "RecordedMCPServer (fast path; hypercorn HTTP/1.1 on our Trio worker)",
+    "canned": "same HTTP server, canned bytes, no MCP",
+    "hypercorn": "reference: stock hypercorn Trio worker, canned bytes",
+    "h11": "reference floor: minimal Trio + h11 loop, canned bytes",
 }
 
 # Cumulative cost of the layers we can name, per call (cProfile, so inflated alike).
 _MANAGER = "mcp/server/streamable_http_manager.py"
 LAYERS = {
+    "our Trio worker: read loop (h11 parsing, request dispatch)": "mcp/_http_worker.py:_read_data",
+    "our Trio worker: socket writes": "mcp/_http_worker.py:_write",
     "hypercorn: HTTP/1.1 stream handling": "hypercorn/protocol/http_stream.py:handle",
     "SDK: per-request stateless transport + server task": f"{_MANAGER}:run_stateless_server",
     "our on_call_tool handler (answer + result mapping)": "windtunnel/mcp/_bridge.py:on_call_tool",
@@ -81,7 +87,7 @@ def run(options: argparse.Namespace) -> BenchResult:
         universe = write_weather_universe(work / "weather.universe.json")
         answers = work / "answers.json"
         answers.write_text(json.dumps(capture_answers(universe)))
-        sources = {"recorded": str(universe), "canned": str(answers)}
+        sources = {name: str(answers) for name in CONTENDERS} | {"recorded": str(universe)}
         servers = {name: ServerProcess(name, sources[name]) for name in CONTENDERS}
         try:
             for r in range(rounds):
@@ -117,15 +123,20 @@ def run(options: argparse.Namespace) -> BenchResult:
         for name in CONTENDERS
     }
     pairs = list(zip(samples["recorded"], samples["canned"], strict=True))
+
+    def cpu_difference(a: str, b: str) -> float:
+        rounds = zip(samples[a], samples[b], strict=True)
+        return statistics.median(x["server_cpu_us"] - y["server_cpu_us"] for x, y in rounds)
+
     data.update(
         calls_per_round=calls,
         rounds=rounds,
         metrics=metrics,
         ratio_throughput=statistics.median(a["per_s"] / b["per_s"] for a, b in pairs),
-        overhead_cpu_us=statistics.median(
-            a["server_cpu_us"] - b["server_cpu_us"] for a, b in pairs
-        ),
+        overhead_cpu_us=cpu_difference("recorded", "canned"),
         overhead_wall_us=statistics.median(a["wall_us"] - b["wall_us"] for a, b in pairs),
+        worker_saving_cpu_us=cpu_difference("hypercorn", "canned"),
+        over_floor_cpu_us=cpu_difference("canned", "h11"),
         profiles=profiles,
     )
     finish_data(data)
@@ -145,10 +156,12 @@ def markdown(data: dict[str, Any]) -> str:
     out += [
         f"Workload: one recorded tool (`get_weather`), {data['calls_per_round']:,} sequential "
         f"`tools/call` posts per round over one kept-alive connection, {data['rounds']} rounds "
-        "taking turns. Each server runs in its own process; the client (`http.client`) is this "
-        "process, the same for both. The canned server answers every POST with the bytes our "
-        "server sent for the same request (captured at start), under the same hypercorn Trio "
-        "worker and config: the difference is the MCP SDK, pydantic and our replay engine. "
+        "taking turns. Each server runs in its own process (start-up heap frozen, as `wt serve` "
+        "does); the client (`http.client`) is this process, the same for all. The canned "
+        "servers answer every POST with the bytes our server sent for the same request "
+        "(captured at start): the first on our server's own HTTP stack and config (the "
+        "difference to ours is the MCP layer and the replay engine), then hypercorn's stock "
+        "Trio worker with the same config, then a bare Trio + h11 loop (no ASGI, no timeouts). "
         "Cells: median [min - max] over rounds. Server CPU is the server process's user+system "
         "time per call (/proc), the honest clock on a shared machine.",
         "",
@@ -165,27 +178,37 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         f"**Recorded / canned throughput: {data['ratio_throughput']:.2f}** (median of per-round "
         f"ratios). **Per-call server overhead of MCP + replay: {data['overhead_cpu_us']:,.0f} µs "
-        f"CPU** ({data['overhead_wall_us']:,.0f} µs wall), the median of per-round differences.",
+        f"CPU** ({data['overhead_wall_us']:,.0f} µs wall), the median of per-round differences. "
+        f"Canned bytes cost **{m['hypercorn']['server_cpu_us']['median']:,.0f} µs** of server "
+        f"CPU per request on hypercorn's own Trio worker, **"
+        f"{m['canned']['server_cpu_us']['median']:,.0f} µs** on ours (a saving of "
+        f"{data['worker_saving_cpu_us']:,.0f} µs), against **"
+        f"{m['h11']['server_cpu_us']['median']:,.0f} µs** for the Trio + h11 floor (ours is "
+        f"{data['over_floor_cpu_us']:,.0f} µs above it).",
         "",
         "### Where the server's time goes (cProfile, one pass per server)",
         "",
         "Self time by package, µs per call. cProfile slows Python code ~1.5-2x, so read the shares "
         "more than the absolute µs; the idle wait for the next request is left out.",
         "",
-        "| package | recorded µs/call | share | canned µs/call |",
-        "|---|---:|---:|---:|",
+        "| package | recorded µs/call | share | canned | stock hypercorn | Trio + h11 |",
+        "|---|---:|---:|---:|---:|---:|",
     ]
-    rec, can = data["profiles"]["recorded"], data["profiles"]["canned"]
-    for bucket, value in rec["buckets"].items():
-        other = can["buckets"].get(bucket, {"us_per_call": 0.0})["us_per_call"]
-        out.append(
-            f"| {bucket} | {value['us_per_call']:,.0f} | {value['share'] * 100:.0f}% "
-            f"| {other:,.0f} |"
+    profiles = data["profiles"]
+    rec = profiles["recorded"]
+    others = [profiles[name] for name in ("canned", "hypercorn", "h11")]
+    buckets = list(rec["buckets"])
+    buckets += [b for p in others for b in p["buckets"] if b not in buckets]
+    for bucket in dict.fromkeys(buckets):
+        value = rec["buckets"].get(bucket, {"us_per_call": 0.0, "share": 0.0})
+        cells = " | ".join(
+            f"{p['buckets'].get(bucket, {'us_per_call': 0.0})['us_per_call']:,.0f}" for p in others
         )
-    out.append(
-        f"| **total busy** | **{rec['busy_us_per_call']:,.0f}** | 100% "
-        f"| **{can['busy_us_per_call']:,.0f}** |"
-    )
+        out.append(
+            f"| {bucket} | {value['us_per_call']:,.0f} | {value['share'] * 100:.0f}% | {cells} |"
+        )
+    totals = " | ".join(f"**{p['busy_us_per_call']:,.0f}**" for p in others)
+    out.append(f"| **total busy** | **{rec['busy_us_per_call']:,.0f}** | 100% | {totals} |")
     out += [
         "",
         "Cumulative time of the layers we can name (recorded server, µs per call, profiled):",
@@ -211,13 +234,22 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 ANALYSIS = """\
-**Reading it.** The canned server's profile is the price of hypercorn on Trio itself (h11
-parsing, the Trio scheduler, socket sends). `tools/call` requests take the bridge's fast path
-(`mcp/_fast_call.py`): an ASGI layer in front of the SDK app that answers plain, valid calls of
-declared tools straight from the replay engine, with the response the SDK would send (a test
-compares the two byte for byte in meaning, in both protocol eras), and hands everything else
-(other methods, unknown tools, odd headers, foreign Host/Origin, large bodies) to the SDK. What
-is left over the canned server is our matcher, call log and result mapping. Before the fast
-path, every call crossed the SDK's stateless Streamable HTTP machinery (a fresh transport and
-server session per POST, anyio task groups and memory streams, pydantic validation): 0.48x the
-canned throughput and ~495 µs of extra server CPU per call."""
+**Reading it.** `tools/call` requests take the bridge's fast path (`mcp/_fast_call.py`): an ASGI
+layer in front of the SDK app that answers plain, valid calls of declared tools straight from the
+replay engine, with the response the SDK would send (a test compares the two in both protocol
+eras), and hands everything else (other methods, unknown tools, odd headers, foreign Host/Origin,
+large bodies) to the SDK. What is left over the canned row is our matcher, call log and result
+mapping. The canned rows are the HTTP server alone. hypercorn's own Trio worker spends most of
+its time in Trio plumbing around the protocol code, not in HTTP: per request it cancels and
+re-spawns the keep-alive timeout task (`nursery.start`, under a `trio.Lock`), takes a lock that
+costs a scheduler pass before every write, writes the head and the body separately, wraps every
+read in a fresh `fail_after(inf)` scope, and passes each body message through a memory channel
+(a scheduler pass each). `mcp/_http_worker.py` keeps hypercorn's protocol code (h11/h2 parsing,
+HTTP stream state, ASGI events, error responses, keep-alive recycling, lifespan) and replaces
+only that shell: one idle watcher per connection whose deadline moves, the lock taken without a
+scheduler pass when free, a sized response written in one send, a per-request inbox that wakes
+the app directly, the Date header formatted once a second (tests hold both workers to the same
+keep-alive, shutdown, backpressure, crash and HTTP/2 behaviour). What remains above the Trio +
+h11 floor is hypercorn's protocol layer itself (per-request stream objects, the ASGI scope,
+header re-validation, a task per request); the floor itself is mostly h11's pure-Python parsing
+and Trio's socket calls, several times what an asyncio responder needs (see `peers`)."""

@@ -2,12 +2,15 @@
 """A benchmark target in its own process.
 
     target_server.py recorded UNIVERSE [--profile OUT]   our RecordedMCPServer, Streamable HTTP
-    target_server.py canned ANSWERS [--profile OUT]      hypercorn on Trio, canned bytes, no MCP
+    target_server.py canned ANSWERS [--profile OUT]      the same HTTP server, canned bytes, no MCP
+    target_server.py hypercorn ANSWERS [--profile OUT]   stock `hypercorn.trio` worker, canned bytes
+    target_server.py h11 ANSWERS [--profile OUT]         a minimal Trio + h11 loop, canned bytes
     target_server.py stdio-canned ANSWERS                a stdio JSON-RPC responder, no SDK
     target_server.py http-raw ANSWERS                    a minimal asyncio HTTP/1.1 responder
 
 HTTP targets print their URL on stdout once bound and stop when stdin closes; with `--profile`
-they write cProfile stats to OUT on the way out. The stdio responder serves stdin/stdout.
+they write cProfile stats to OUT on the way out. The stdio responder serves stdin/stdout. The
+Trio targets freeze their start-up heap before serving, as `wt serve` does.
 """
 
 from __future__ import annotations
@@ -15,9 +18,13 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 _HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(_HERE.parent), str(_HERE.parents[1] / "orchestrator")]
+
+from benchlib.targets import CannedAnswers  # noqa: E402
+from windtunnel._gc import tune_gc_for_serving  # noqa: E402
 
 
 def _stdio_canned(answers_path: str) -> None:
@@ -81,6 +88,49 @@ def _http_raw(answers_path: str) -> None:
     asyncio.run(main())
 
 
+async def _serve_h11(answers: CannedAnswers, wait_stdin_closed: Any) -> None:
+    """The least a Trio + h11 server does per request: parse it, write the canned reply in one
+    send, keep the connection. No ASGI, no timeouts: a floor to compare hypercorn's cost with."""
+    import h11
+    import trio
+
+    from benchlib.targets import canned_reply
+
+    async def handle(stream: trio.SocketStream) -> None:
+        conn = h11.Connection(h11.SERVER)
+        body = bytearray()
+        while True:
+            event = conn.next_event()
+            if event is h11.NEED_DATA:
+                data = await stream.receive_some(65536)
+                if not data:
+                    return
+                conn.receive_data(data)
+            elif isinstance(event, h11.Request):
+                body.clear()
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                reply = canned_reply(answers, bytes(body)) or b""
+                headers = [("content-length", str(len(reply)))]
+                if reply:
+                    headers.append(("content-type", "application/json"))
+                out = conn.send(h11.Response(status_code=200 if reply else 202, headers=headers))
+                out += conn.send(h11.Data(data=reply)) + conn.send(h11.EndOfMessage())
+                await stream.send_all(out)
+                conn.start_next_cycle()
+            else:
+                return
+
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(trio.serve_listeners, handle, listeners)
+        print(f"http://127.0.0.1:{listeners[0].socket.getsockname()[1]}/mcp", flush=True)
+        tune_gc_for_serving()
+        await wait_stdin_closed()
+        nursery.cancel_scope.cancel()
+
+
 async def _serve_http(kind: str, source: str) -> None:
     import trio
 
@@ -100,8 +150,14 @@ async def _serve_http(kind: str, source: str) -> None:
         async with trio.open_nursery() as nursery:
             url = await server.start(nursery)
             print(url, flush=True)
+            tune_gc_for_serving()
             await wait_stdin_closed()
             await server.stop()
+        return
+
+    answers = json.loads(Path(source).read_text())  # noqa: ASYNC240  # at start-up
+    if kind == "h11":
+        await _serve_h11(answers, wait_stdin_closed)
         return
 
     from hypercorn.app_wrappers import ASGIWrapper
@@ -109,13 +165,16 @@ async def _serve_http(kind: str, source: str) -> None:
 
     from benchlib.targets import canned_asgi_app
     from windtunnel.mcp._http import _config, bind_sockets
+    from windtunnel.mcp._http_worker import serve
 
-    app = canned_asgi_app(json.loads(Path(source).read_text()))  # noqa: ASYNC240  # at start-up
+    # `canned` runs on the worker our servers use; `hypercorn` on hypercorn's own Trio worker.
+    worker = serve if kind == "canned" else worker_serve
+    app = canned_asgi_app(answers)
     sockets = bind_sockets("127.0.0.1", 0)
     shutdown = trio.Event()
     async with trio.open_nursery() as nursery:
         binds = await nursery.start(
-            lambda task_status: worker_serve(
+            lambda task_status: worker(
                 ASGIWrapper(app),
                 _config("127.0.0.1", 0),
                 sockets=sockets,
@@ -124,6 +183,7 @@ async def _serve_http(kind: str, source: str) -> None:
             )
         )
         print(binds[0] + "/mcp", flush=True)
+        tune_gc_for_serving()
         await wait_stdin_closed()
         shutdown.set()
 

@@ -431,7 +431,8 @@ def _fd_limit(limit: int) -> Callable[[], None]:
 
 
 async def test_running_out_of_file_descriptors_is_a_clear_error(tmp_path: Path) -> None:
-    """Out of file descriptors: units fail with their cause and the run stops with a hint (exit 2)."""
+    """Out of file descriptors: the run stops with one clear hint (exit 2), no traceback, and
+    whatever results were written read back consistently."""
     (tmp_path / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
     scenarios = "".join(
         f'[[scenario]]\nname = "s{i:03d}"\ntask = "t"\n'
@@ -462,7 +463,12 @@ async def test_running_out_of_file_descriptors_is_a_clear_error(tmp_path: Path) 
     assert "Traceback" not in err
     assert err.count('"accept_failed"') <= 1
     rows = read_results(run_dir, with_calls=False)
-    assert len((run_dir / "results.jsonl").read_bytes().splitlines()) == len(rows) < 100
+    # Whether any unit is written before the descriptors run out depends on how many scenarios
+    # start before the first finishes (none, usually, at this concurrency); what was written must
+    # agree with what reads back, and the run must have stopped short of the pack.
+    results = run_dir / "results.jsonl"
+    lines = results.read_bytes().splitlines() if results.exists() else []
+    assert len(lines) == len(rows) < 100
     assert all(r.error is None or not r.error.startswith("unexpected ExceptionGroup") for r in rows)
 
 

@@ -67,11 +67,18 @@ class Router:
         return self.scenarios.setdefault(scenario, ScenarioLog())
 
     def reporter(self, scenario: str, upstream: str) -> Callable[[MCPCall], Awaitable[None]]:
-        """The coroutine a server awaits with each call."""
+        """The coroutine a server awaits with each call, before it answers the call."""
         send = self._send
 
         async def report(call: MCPCall) -> None:
-            await send.send(_Call(scenario, upstream, call))
+            message = _Call(scenario, upstream, call)
+            # Queued without a scheduler pass when there is room: the answer then leaves
+            # before the router handles the call, rather than after it 1 time in 2. A full
+            # channel still makes the server wait (backpressure).
+            try:
+                send.send_nowait(message)
+            except trio.WouldBlock:
+                await send.send(message)
 
         return report
 
@@ -97,12 +104,23 @@ class Router:
     async def _drain(self) -> None:
         async with self._receive:
             async for message in self._receive:
-                if isinstance(message, _Call):
-                    self._route_call(message)
-                elif isinstance(message, _Flush):
-                    message.done.set()
-                else:
-                    self.publish(message)
+                self._handle(message)
+                # Then whatever else is queued, in one turn: `receive` alone takes a scheduler
+                # pass per message, and servers queue calls without waiting for one.
+                while True:
+                    try:
+                        message = self._receive.receive_nowait()
+                    except (trio.WouldBlock, trio.EndOfChannel):
+                        break
+                    self._handle(message)
+
+    def _handle(self, message: _Call | _Flush | dict[str, Any]) -> None:
+        if isinstance(message, _Call):
+            self._route_call(message)
+        elif isinstance(message, _Flush):
+            message.done.set()
+        else:
+            self.publish(message)
 
     def _route_call(self, message: _Call) -> None:
         log = self.log(message.scenario)

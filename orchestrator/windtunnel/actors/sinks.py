@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TextIO, runtime_checkable
 
-import structlog
-
 from ..canonical import encode_json
 from .events import make_event
 from .pipe_writer import PipeWriter
@@ -30,8 +28,10 @@ class LossySink(Sink, Protocol):
 class JsonLinesSink:
     """One JSON object per line to a text stream (stderr, a file), flushed per event.
 
-    Written through structlog (a JSON renderer over a write logger), so the lines look like the
-    rest of the project's logs; the router has already put every field in the stable schema.
+    The line is what a structlog JSON renderer with our serializer prints for the event (`event`
+    first, then the stable schema's fields; the router has already set them all), written
+    directly: through a structlog logger it cost 8.4 µs per event instead of 2.9, and `wt serve`
+    writes one per call. No level filter configured for the app's logs applies here.
     """
 
     def __init__(self, stream: TextIO) -> None:
@@ -39,20 +39,13 @@ class JsonLinesSink:
         self.error: OSError | None = None
         """The first write error (a full disk); from then on events are counted in `dropped`."""
         self.dropped = 0
-        self._logger = structlog.wrap_logger(
-            structlog.WriteLogger(stream),  # one write per line, where print makes two
-            processors=[structlog.processors.JSONRenderer(serializer=_dumps)],
-            # Its own wrapper: a level filter configured for the app's logs must not drop events.
-            wrapper_class=structlog.BoundLogger,
-        ).bind()  # bound now, not lazily again on every event (a sink publishes every call)
 
     def publish(self, event: dict[str, Any]) -> None:
         if self.error is not None:
             self.dropped += 1
             return
-        fields = dict(event)
         try:
-            self._logger.msg(fields.pop("event"), **fields)
+            self.stream.write(_dumps(event) + "\n")
             self.stream.flush()
         except OSError as exc:
             # A sink must never take the router down; whoever owns the stream reports this.
@@ -60,11 +53,10 @@ class JsonLinesSink:
             self.dropped += 1
 
 
-def _dumps(value: Any, **_: Any) -> str:
-    # `event` first, then the schema's order: stable lines that diff and grep well.
-    if "event" in value:
-        value = {"event": value.pop("event"), **value}
-    return encode_json(value).decode()
+def _dumps(event: dict[str, Any]) -> str:
+    # `event` first, then the schema's order: stable lines that diff and grep well. (The key
+    # keeps the first position when `**event` repeats it.)
+    return encode_json({"event": event["event"], **event}).decode()
 
 
 def drop_notice(count: int) -> bytes:
@@ -89,7 +81,7 @@ class PipeSink:
         return self.writer.dropped
 
     def publish(self, event: dict[str, Any]) -> None:
-        self.writer.offer(_dumps(dict(event)).encode() + b"\n")
+        self.writer.offer(_dumps(event).encode() + b"\n")
 
 
 class MemorySink:

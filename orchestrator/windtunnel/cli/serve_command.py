@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import json
 import signal
@@ -14,6 +13,7 @@ from typing import Any
 
 import trio
 
+from .._gc import tune_gc_for_serving
 from ..actors import JsonLinesSink, PipeSink, PipeTextStream, PipeWriter, Sink, open_fleet
 from ..actors.events import call_events
 from ..actors.sinks import drop_notice
@@ -107,12 +107,10 @@ def run_serve(args: argparse.Namespace) -> int:
         servers = {
             name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs
         }
-        # Everything allocated so far (modules, the universes) lives as long as the process:
-        # keep the cyclic GC's full passes from walking it again and again while calls are served.
-        gc.freeze()
         if args.stdio:
             server = next(iter(servers.values()))
             _log_calls_to(server, PipeSink(stderr))
+            tune_gc_for_serving()
             trio.run(server.serve_stdio)
             return 0
         if args.events is None:
@@ -180,5 +178,6 @@ async def _serve_http(
                     print(json.dumps(mcp_config(run.urls), indent=2), flush=True)
                 if fleet.feed is not None:
                     stderr.offer(f"event feed: {fleet.feed.url}\n".encode())
+                tune_gc_for_serving()
                 async for _ in signals:
                     break

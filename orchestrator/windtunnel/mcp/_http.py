@@ -1,4 +1,5 @@
-"""Streamable HTTP: an SDK server served by hypercorn's Trio worker (DESIGN §5)."""
+"""Streamable HTTP: an SDK server served by hypercorn's protocol code on our Trio worker
+(`_http_worker`), DESIGN §5."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ import hypercorn.config
 import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Sockets
-from hypercorn.trio.run import worker_serve
 from mcp.server import Server
+
+from . import _http_worker
 
 __all__ = ["MAX_REQUEST_BODY", "ASGIApp", "HTTPServing", "bind_sockets", "serve_http"]
 
@@ -48,7 +50,7 @@ class HTTPServing:
 
 
 def _config(host: str, port: int) -> hypercorn.config.Config:
-    config = hypercorn.config.Config()
+    config = _http_worker.Config()
     config.bind = [_bind(host, port)]
     config.accesslog = None
     config.errorlog = None
@@ -97,7 +99,7 @@ async def serve_http(
     scope = trio.CancelScope()
 
     async def run(task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
-        await worker_serve(
+        await _http_worker.serve(
             ASGIWrapper(served),
             config,
             sockets=sockets,

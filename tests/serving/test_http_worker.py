@@ -1,0 +1,451 @@
+"""The Trio worker under hypercorn's protocol code keeps hypercorn's connection behaviour:
+keep-alive and its limits, graceful shutdown, request bodies under backpressure, crashes, HTTP/2.
+
+Each behaviour test runs against our worker and against `hypercorn.trio.worker_serve`, so a
+difference between the two fails here."""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+import h11
+import httpx2
+import pytest
+import trio
+import trio.testing
+from hypercorn.app_wrappers import ASGIWrapper
+from hypercorn.trio.run import worker_serve
+
+from windtunnel.mcp import _http_worker
+from windtunnel.mcp._http import _config, bind_sockets
+
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+App = Callable[[dict[str, Any], Receive, Send], Awaitable[None]]
+
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            return b"".join(chunks)
+
+
+async def _respond(send: Send, body: bytes, status: int = 200) -> None:
+    headers = [(b"content-type", b"text/plain"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def digest_app(gates: dict[str, trio.Event] | None = None) -> App:
+    """Answers with the sha256 of the request body; `/wait/NAME` first waits for `gates[NAME]`."""
+
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise NotImplementedError  # no lifespan support: the server carries on without
+        body = await _read_body(receive)
+        if scope["path"].startswith("/wait/") and gates is not None:
+            await gates[scope["path"][6:]].wait()
+        if scope["path"] == "/crash":
+            raise RuntimeError("app crashed")
+        await _respond(send, hashlib.sha256(body).hexdigest().encode())
+
+    return app
+
+
+WORKERS = {"ours": _http_worker.serve, "hypercorn": worker_serve}
+
+
+@pytest.fixture(params=sorted(WORKERS))
+def worker(request: pytest.FixtureRequest) -> str:
+    name: str = request.param
+    return name
+
+
+@asynccontextmanager
+async def serving(
+    worker: str, app: App, **settings: Any
+) -> AsyncIterator[tuple[int, trio.Event, trio.Event]]:
+    """(port, shutdown, finished) of `app` served by `worker` with the bridge's config."""
+    config = _config("127.0.0.1", 0)
+    for name, value in settings.items():
+        setattr(config, name, value)
+    sockets = bind_sockets("127.0.0.1", 0)
+    port = sockets.insecure_sockets[0].getsockname()[1]
+    shutdown, finished = trio.Event(), trio.Event()
+
+    async def run() -> None:
+        try:
+            await WORKERS[worker](
+                ASGIWrapper(app),  # type: ignore[arg-type]
+                config,
+                sockets=sockets,
+                shutdown_trigger=shutdown.wait,
+            )
+        finally:
+            finished.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(run)
+        yield port, shutdown, finished
+        shutdown.set()
+
+
+class Client:
+    """One raw HTTP/1.1 connection, parsed with h11, so the test sees exactly what the server does."""
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.h11 = h11.Connection(h11.CLIENT)
+
+    @classmethod
+    async def connect(cls, port: int) -> Client:
+        return cls(await trio.open_tcp_stream("127.0.0.1", port))
+
+    async def send_request(self, path: str, body: bytes = b"", *, piece: int = 0) -> None:
+        """POST `body`, written `piece` bytes at a time (0: all at once)."""
+        headers = [("Host", "127.0.0.1"), ("Content-Length", str(len(body)))]
+        data = self.h11.send(h11.Request(method="POST", target=path, headers=headers))
+        data += self.h11.send(h11.Data(data=body)) + self.h11.send(h11.EndOfMessage())
+        for start in range(0, len(data), piece or len(data)):
+            await self.stream.send_all(data[start : start + (piece or len(data))])
+
+    async def read_response(self) -> tuple[int, dict[str, str], bytes]:
+        status, headers, body = 0, {}, b""
+        while True:
+            event = self.h11.next_event()
+            if event is h11.NEED_DATA:
+                self.h11.receive_data(await self.stream.receive_some(65536))
+            elif isinstance(event, h11.Response):
+                status = event.status_code
+                headers = {k.decode(): v.decode() for k, v in event.headers}
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                if self.h11.our_state is h11.DONE and self.h11.their_state is h11.DONE:
+                    self.h11.start_next_cycle()
+                return status, headers, body
+            else:
+                raise AssertionError(f"unexpected {event!r}")
+
+    async def request(self, path: str, body: bytes = b"") -> tuple[int, dict[str, str], bytes]:
+        await self.send_request(path, body)
+        return await self.read_response()
+
+    async def closed_by_server(self) -> bool:
+        """Wait until the server closes the connection; True if it sent nothing more first."""
+        return await self.stream.receive_some(65536) == b""
+
+
+def sha(body: bytes) -> bytes:
+    return hashlib.sha256(body).hexdigest().encode()
+
+
+async def test_keep_alive_serves_in_order_then_closes_after_max_requests(worker: str) -> None:
+    """One connection carries `keep_alive_max_requests` requests; the last says `close`, then EOF."""
+    with trio.fail_after(10):
+        async with serving(worker, digest_app(), keep_alive_max_requests=5) as (port, _, _):
+            client = await Client.connect(port)
+            answers = [await client.request("/", b"call %d" % i) for i in range(5)]
+            assert [body for _, _, body in answers] == [sha(b"call %d" % i) for i in range(5)]
+            assert [h.get("connection") for _, h, _ in answers] == [None] * 4 + ["close"]
+            assert await client.closed_by_server()
+
+
+async def test_http_1_0_request_gets_its_whole_answer_then_the_connection_closes(
+    worker: str,
+) -> None:
+    """An HTTP/1.0 request (no keep-alive) gets the full response, then the server closes."""
+    with trio.fail_after(10):
+        async with serving(worker, digest_app()) as (port, _, _):
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(b"POST / HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi")
+            received = b""
+            while chunk := await stream.receive_some(65536):
+                received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 200 ") or head.startswith(b"HTTP/1.0 200 ")
+    assert body == sha(b"hi")
+
+
+async def test_responses_carry_date_and_server_headers(worker: str) -> None:
+    """Every response has hypercorn's Date (HTTP date, current) and Server headers."""
+    with trio.fail_after(10):
+        async with serving(worker, digest_app()) as (port, _, _):
+            client = await Client.connect(port)
+            _, headers, _ = await client.request("/")
+    from email.utils import parsedate_to_datetime
+    from time import time
+
+    assert headers["server"] == "hypercorn-h11"
+    assert abs(parsedate_to_datetime(headers["date"]).timestamp() - time()) < 5
+
+
+def test_cached_response_headers_are_a_fresh_list_each_time() -> None:
+    """Callers extend the header list they get; the cached one must not grow."""
+    config = _http_worker.Config()
+    config.response_headers("h11").append((b"connection", b"close"))
+    assert [name for name, _ in config.response_headers("h11")] == [b"date", b"server"]
+
+
+async def test_idle_connection_is_closed_after_the_keep_alive_timeout(
+    worker: str,
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """An idle kept-alive connection is closed once `keep_alive_timeout` (5 s) passes, not before."""
+    with trio.fail_after(60):
+        async with serving(worker, digest_app()) as (port, _, _):
+            client = await Client.connect(port)
+            await client.request("/")
+            idle_since = trio.current_time()
+            assert await client.closed_by_server()
+            assert 5.0 <= trio.current_time() - idle_since < 6.0
+
+
+async def test_a_slow_request_is_not_cut_by_the_keep_alive_timeout(
+    worker: str,
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A request still being answered after `keep_alive_timeout` completes, and the connection
+    stays open for the next one."""
+    gates = {"slow": trio.Event()}
+    with trio.fail_after(60):
+        async with (
+            serving(worker, digest_app(gates)) as (port, _, _),
+            trio.open_nursery() as nursery,
+        ):
+            client = await Client.connect(port)
+            await client.send_request("/wait/slow", b"slow")
+            start = trio.current_time()
+
+            async def open_gate_later() -> None:
+                await trio.sleep(20)  # virtual time: four keep-alive timeouts
+                gates["slow"].set()
+
+            nursery.start_soon(open_gate_later)
+            assert (await client.read_response())[2] == sha(b"slow")
+            assert trio.current_time() - start >= 20
+            assert (await client.request("/", b"next"))[2] == sha(b"next")
+
+
+async def test_shutdown_closes_idle_connections_and_lets_requests_in_flight_finish(
+    worker: str,
+) -> None:
+    """At shutdown an idle connection is closed at once; a request in flight gets its whole answer,
+    then its connection is closed and the server stops."""
+    gates = {"busy": trio.Event()}
+    with trio.fail_after(10):
+        # Timeouts far past the deadline: only the shutdown itself may close these connections.
+        settings = {"graceful_timeout": 60, "keep_alive_timeout": 60}
+        async with serving(worker, digest_app(gates), **settings) as (port, shutdown, finished):
+            idle, busy = await Client.connect(port), await Client.connect(port)
+            await idle.request("/")
+            await busy.send_request("/wait/busy", b"in flight")
+            await trio.testing.wait_all_tasks_blocked()
+            shutdown.set()
+            assert await idle.closed_by_server()
+            assert not finished.is_set()
+            gates["busy"].set()
+            assert (await busy.read_response())[::2] == (200, sha(b"in flight"))
+            assert await busy.closed_by_server()
+            await finished.wait()
+
+
+async def test_shutdown_cancels_requests_still_running_after_the_grace_period(
+    worker: str,
+    autojump_clock: trio.testing.MockClock,
+) -> None:
+    """A request that outlives `graceful_timeout` after shutdown is cancelled, its connection
+    closed without an answer, and the server stops."""
+    gates = {"never": trio.Event()}
+    with trio.fail_after(60):
+        async with serving(worker, digest_app(gates), graceful_timeout=3) as (
+            port,
+            shutdown,
+            finished,
+        ):
+            client = await Client.connect(port)
+            await client.send_request("/wait/never")
+            await trio.testing.wait_all_tasks_blocked()
+            start = trio.current_time()
+            shutdown.set()
+            await finished.wait()
+            assert 3.0 <= trio.current_time() - start < 4.0
+            assert await client.closed_by_server()
+
+
+async def test_server_stops_after_max_requests(worker: str) -> None:
+    """With `max_requests` set, the server shuts itself down once it has served that many
+    (hypercorn counts the request that crosses the limit): it answers it and stops."""
+    with trio.fail_after(10):
+        async with serving(worker, digest_app(), max_requests=3) as (port, _, finished):
+            client = await Client.connect(port)
+            answers = [await client.request("/", b"%d" % i) for i in range(4)]
+            await finished.wait()
+            assert await client.closed_by_server()
+    assert [body for _, _, body in answers] == [sha(b"%d" % i) for i in range(4)]
+
+
+async def test_large_body_reaches_the_app_whole_and_in_order_under_backpressure(
+    worker: str,
+) -> None:
+    """A 3 MiB body sent in small pieces to an app that reads slowly arrives byte for byte, with
+    at most `max_app_queue_size` pieces waiting."""
+    body = bytes(range(256)) * (3 * 4096)
+
+    async def slow_reader(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise NotImplementedError
+        digest = hashlib.sha256()
+        while True:
+            await trio.testing.wait_all_tasks_blocked()  # let the reader fill the queue first
+            message = await receive()
+            digest.update(message.get("body", b""))
+            if not message.get("more_body", False):
+                break
+        await _respond(send, digest.hexdigest().encode())
+
+    with trio.fail_after(30):
+        async with serving(worker, slow_reader, max_app_queue_size=2) as (port, _, _):
+            client = await Client.connect(port)
+            await client.send_request("/", body, piece=4096)
+            assert (await client.read_response())[2] == sha(body)
+
+
+async def test_inbox_holds_at_most_its_size_and_keeps_order() -> None:
+    """A full inbox makes `put` wait until the app takes a message; messages keep their order."""
+    inbox = _http_worker._Inbox(2)
+    put: list[int] = []
+
+    async def producer() -> None:
+        for i in range(5):
+            await inbox.put({"type": "http.request", "body": b"%d" % i, "more_body": i < 4})
+            put.append(i)
+
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(producer)
+            await trio.testing.wait_all_tasks_blocked()
+            assert put == [0, 1]
+            got = [await inbox.get()]
+            await trio.testing.wait_all_tasks_blocked()
+            assert put == [0, 1, 2]
+            while len(got) < 5:
+                got.append(await inbox.get())
+    assert [m["body"] for m in got] == [b"0", b"1", b"2", b"3", b"4"]
+
+
+def two_part_app(gate: trio.Event, *, sized: bool) -> App:
+    """Sends the response head, waits for `gate`, then sends the body: sized or streamed."""
+
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise NotImplementedError
+        await _read_body(receive)
+        headers = [(b"content-type", b"text/plain")]
+        if sized:
+            headers.append((b"content-length", b"4"))
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await gate.wait()
+        await send({"type": "http.response.body", "body": b"body"})
+
+    return app
+
+
+async def _available(stream: trio.SocketStream) -> bytes:
+    """What the server has sent so far, without waiting for more."""
+    await trio.testing.wait_all_tasks_blocked()
+    with socket.fromfd(stream.socket.fileno(), socket.AF_INET, socket.SOCK_STREAM) as peek:
+        try:
+            return peek.recv(65536, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return b""
+
+
+async def test_a_sized_head_is_written_with_its_body() -> None:
+    """A response with a content-length reaches the client in one write: head and body together."""
+    gate = trio.Event()
+    with trio.fail_after(10):
+        async with serving("ours", two_part_app(gate, sized=True)) as (port, _, _):
+            client = await Client.connect(port)
+            await client.send_request("/")
+            assert await _available(client.stream) == b""
+            gate.set()
+            data = await _available(client.stream)
+    assert data.startswith(b"HTTP/1.1 200 ") and data.endswith(b"\r\n\r\nbody")
+
+
+async def test_a_streamed_head_goes_out_before_the_body(worker: str) -> None:
+    """A response without a content-length (SSE, chunked) sends its head at once: a client
+    waiting for the first event already has the status and headers."""
+    gate = trio.Event()
+    with trio.fail_after(10):
+        async with serving(worker, two_part_app(gate, sized=False)) as (port, _, _):
+            client = await Client.connect(port)
+            await client.send_request("/")
+            head = await _available(client.stream)
+            assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"\r\n\r\n")
+            gate.set()
+            client.h11.receive_data(head)
+            assert (await client.read_response())[::2] == (200, b"body")
+
+
+async def test_app_crash_is_a_500_and_the_server_keeps_serving(worker: str) -> None:
+    """An app that raises before responding gets hypercorn's 500; later requests are answered."""
+    with trio.fail_after(10):
+        async with serving(worker, digest_app()) as (port, _, _):
+            crashed = await (await Client.connect(port)).request("/crash")
+            fine = await (await Client.connect(port)).request("/", b"ok")
+    assert crashed[0] == 500
+    assert fine[0] == 200 and fine[2] == sha(b"ok")
+
+
+@pytest.mark.parametrize("requests", [1, 20])
+async def test_http2_with_prior_knowledge_serves_concurrent_streams(
+    worker: str,
+    requests: int,
+) -> None:
+    """hypercorn's HTTP/2 (cleartext, prior knowledge) still works: concurrent streams on one
+    connection, whose frames share the connection's writes."""
+    with trio.fail_after(20):
+        async with (
+            serving(worker, digest_app()) as (port, _, _),
+            httpx2.AsyncClient(http1=False, http2=True, timeout=10) as http,
+        ):
+            answers: dict[int, Any] = {}
+
+            async def post(i: int) -> None:
+                answers[i] = await http.post(f"http://127.0.0.1:{port}/", content=b"h2 %d" % i)
+
+            async with trio.open_nursery() as nursery:
+                for i in range(requests):
+                    nursery.start_soon(post, i)
+    assert {r.http_version for r in answers.values()} == {"HTTP/2"}
+    assert {i: r.content for i, r in answers.items()} == {
+        i: sha(b"h2 %d" % i) for i in range(requests)
+    }
+
+
+def test_worker_refuses_tls_sockets() -> None:
+    """The worker serves plain TCP only: handing it TLS sockets is a clear error, not a hang."""
+    sockets = bind_sockets("127.0.0.1", 0)
+    sockets.secure_sockets.append(sockets.insecure_sockets.pop())
+    try:
+        with pytest.raises(ValueError, match="plain TCP"):
+            trio.run(
+                lambda: _http_worker.serve(
+                    ASGIWrapper(digest_app()),  # type: ignore[arg-type]
+                    _config("127.0.0.1", 0),
+                    sockets=sockets,
+                    shutdown_trigger=trio.sleep_forever,
+                )
+            )
+    finally:
+        for sock in sockets.secure_sockets:
+            sock.close()
