@@ -14,6 +14,8 @@ import trio
 
 from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel._gc import YOUNG_THRESHOLD, tune_gc_for_serving
+from windtunnel.actors import JsonLinesSink, PipeWriter
+from windtunnel.actors.sinks import drop_notice
 from windtunnel.calls import MCPCall
 from windtunnel.cli import serve_command
 from windtunnel.mcp import RecordedMCPServer
@@ -77,9 +79,12 @@ async def test_wt_serve_tunes_the_collector_once_started(
     monkeypatch.setattr(serve_command, "tune_gc_for_serving", freeze)
     servers = {"compat": RecordedMCPServer(COMPAT_UNIVERSE, name="compat")}
     args = argparse.Namespace(host="127.0.0.1", port=0, feed_port=None)
+    stderr = PipeWriter(2, notice=drop_notice)
+    sink = JsonLinesSink(io.StringIO())
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(serve_command._serve_http, servers, args, io.StringIO())
+            nursery.start_soon(serve_command._serve_http, servers, args, sink, stderr)
             await frozen.wait()
             os.kill(os.getpid(), signal.SIGTERM)  # `wt serve` stops on it, as on Ctrl-C
+    assert stderr.close(deadline_s=5)
     assert printed[0].startswith("http://127.0.0.1:") and printed[0].rstrip().endswith("/mcp")

@@ -122,6 +122,33 @@ async def test_stdio_client_spawns_wt_serve_stdio(mode: str, tmp_path: Path) -> 
     assert [e["tier"] for e in events if e["event"] == "tool_call"] == ["keyed", "miss", "miss"]
 
 
+async def test_wt_serve_stdio_writes_events_to_the_events_file(tmp_path: Path) -> None:
+    """`--events FILE` applies to stdio as to HTTP: every call's events go to the file, none to
+    stderr."""
+    errlog, events_file = tmp_path / "stderr.log", tmp_path / "events.jsonl"
+    params = StdioServerParameters(
+        command="/bin/sh",
+        args=[
+            "-c",
+            f'exec "$0" "$@" 2>{errlog}',
+            sys.executable,
+            *WT[1:],
+            "serve",
+            "--stdio",
+            "--events",
+            str(events_file),
+            str(COMPAT_UNIVERSE),
+        ],
+    )
+    with trio.fail_after(60):
+        async with mcp.Client(params, mode="legacy") as client:
+            await client.call_tool("client_lookup", {"query": "Bluewing Logistics"})
+            await client.call_tool("client_lookup", {"query": "Nobody"})
+    events = [json.loads(line) for line in events_file.read_text().splitlines()]
+    assert [e["event"] for e in events] == ["tool_call", "tool_call", "universe_divergence"]
+    assert '"tool_call"' not in errlog.read_text()
+
+
 async def test_wt_serve_stdio_with_stdout_on_a_terminal() -> None:
     """Not a pipe (a terminal here): stdout is written from worker threads, and the plain calls
     and everything else are still answered, one line each."""
@@ -227,3 +254,50 @@ def test_wt_serve_refuses_synthesize_without_hook(
     )
     assert main(["serve", str(path)]) == 2
     assert "pass synthesize=<callable>" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("plain_call", [True, False])
+async def test_wt_serve_stdio_exits_quietly_when_the_client_closes_stdout(
+    plain_call: bool,
+) -> None:
+    """A client that closes its end of our stdout is gone: the server stops with 0 and one log
+    line, not a BrokenPipeError traceback (for a fast-path answer and for the SDK's alike)."""
+    process = await trio.lowlevel.open_process(
+        [*WT, "serve", "--stdio", str(COMPAT_UNIVERSE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    assert process.stderr is not None
+    init = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    with trio.fail_after(60):
+        await process.stdin.send_all(
+            json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}).encode()
+            + b'\n{"jsonrpc": "2.0", "method": "notifications/initialized"}\n'
+        )
+        opened = b""
+        while b"\n" not in opened:
+            opened += await process.stdout.receive_some()
+        assert json.loads(opened)["id"] == 0
+        await process.stdout.aclose()
+        request: dict[str, Any] = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        if plain_call:
+            request = {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "tools/call",
+                "params": {"name": "motd", "arguments": {}},
+            }
+        await process.stdin.send_all(json.dumps(request).encode() + b"\n")
+        stderr = b""
+        while chunk := await process.stderr.receive_some():
+            stderr += chunk
+        code = await process.wait()
+    assert code == 0, stderr.decode()[-2000:]
+    assert b"Traceback" not in stderr
+    assert b"stdio_client_gone" in stderr

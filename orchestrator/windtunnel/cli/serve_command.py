@@ -101,7 +101,7 @@ def run_serve(args: argparse.Namespace) -> int:
         raise ConfigError("--stdio serves exactly one universe", file="<command line>")
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
-    with _stderr_writer() as stderr:
+    with _stderr_writer() as stderr, _event_sink(args.events, stderr) as sink:
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=args.log_format, stream=PipeTextStream(stderr))
         servers = {
@@ -109,22 +109,26 @@ def run_serve(args: argparse.Namespace) -> int:
         }
         if args.stdio:
             server = next(iter(servers.values()))
-            _log_calls_to(server, PipeSink(stderr))
+            _log_calls_to(server, sink)
             tune_gc_for_serving()
             trio.run(server.serve_stdio)
-            return 0
-        if args.events is None:
-            trio.run(_serve_http, servers, args, PipeSink(stderr), stderr)
-            return 0
-        try:
-            events = open(args.events, "a", encoding="utf-8")  # noqa: SIM115  # closed below
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot open for writing: {exc.strerror}", file=args.events
-            ) from None
-        with events:
-            trio.run(_serve_http, servers, args, JsonLinesSink(events), stderr)
+        else:
+            trio.run(_serve_http, servers, args, sink, stderr)
         return 0
+
+
+@contextmanager
+def _event_sink(path: str | None, stderr: PipeWriter) -> Iterator[Sink]:
+    """Events go to `--events FILE` when given (every one kept), else to stderr (lossy)."""
+    if path is None:
+        yield PipeSink(stderr)
+        return
+    try:
+        events = open(path, "a", encoding="utf-8")  # noqa: SIM115  # closed below
+    except OSError as exc:
+        raise ConfigError(f"cannot open for writing: {exc.strerror}", file=path) from None
+    with events:
+        yield JsonLinesSink(events)
 
 
 @contextmanager

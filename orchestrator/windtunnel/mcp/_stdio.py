@@ -29,6 +29,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import structlog
 import trio
 from mcp.server import Server
 from mcp.shared.message import SessionMessage
@@ -38,6 +39,8 @@ from ._stdio_fast import StdioFastCalls
 __all__ = ["Stdout", "fd_wire", "serve_lines", "serve_stdio", "thread_wire"]
 
 Wire = tuple[AsyncIterator[str], "Stdout"]
+
+logger = structlog.get_logger("windtunnel.mcp")
 
 
 class Stdout:
@@ -81,7 +84,11 @@ async def serve_stdio(server: Server[Any], fast: StdioFastCalls | None = None) -
     try:
         with _claimed(0, devnull) as stdin_fd, _claimed(1, 2) as stdout_fd:
             async with wire(stdin_fd, stdout_fd) as (lines, stdout):
-                await serve_lines(server, lines, stdout, fast)
+                try:
+                    await serve_lines(server, lines, stdout, fast)
+                except* (BrokenPipeError, ConnectionResetError):
+                    # The client closed its end of our stdout: it is gone, like a closed stdin.
+                    logger.info("stdio_client_gone", reason="stdout closed by the client")
     finally:
         os.close(devnull)
 
