@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
@@ -9,8 +10,18 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import trio
+from mcp import StdioServerParameters
 
 WT = [sys.executable, "-m", "windtunnel"]
+
+
+def wt_serve_stdio(stderr_to: str | os.PathLike[str], *args: str) -> StdioServerParameters:
+    """What the SDK's stdio client spawns: `wt serve --stdio ARGS`, its stderr sent to the path
+    `stderr_to` (a file or a FIFO) by a shell, as an agent's launcher would."""
+    return StdioServerParameters(
+        command="/bin/sh",
+        args=["-c", f'exec "$0" "$@" 2>{stderr_to}', *WT, "serve", "--stdio", *args],
+    )
 
 
 async def read_until(stream: trio.abc.ReceiveStream, marker: bytes) -> bytes:

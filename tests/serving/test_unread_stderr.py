@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sys
 from pathlib import Path
 from typing import Any
 
 import mcp
 import trio
-from mcp import StdioServerParameters
 
-from tests.processes import WT, wt_serve
+from tests.processes import wt_serve, wt_serve_stdio
 from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE
 
 CALLS = 2000
@@ -78,20 +76,7 @@ async def test_stdio_serve_answers_every_call_while_nobody_reads_stderr(tmp_path
     os.mkfifo(fifo)
     # Open for reading now (never read until the end), so the server's open for writing succeeds.
     reader = trio.lowlevel.FdStream(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))
-    params = StdioServerParameters(
-        command="/bin/sh",
-        args=[
-            "-c",
-            f'exec "$0" "$@" 2>{fifo}',
-            sys.executable,
-            *WT[1:],
-            "serve",
-            "--stdio",
-            "--log-format",
-            "json",
-            str(COMPAT_UNIVERSE),
-        ],
-    )
+    params = wt_serve_stdio(fifo, "--log-format", "json", str(COMPAT_UNIVERSE))
     chunks: list[bytes] = []
     with trio.fail_after(60):
         async with reader, trio.open_nursery() as nursery:

@@ -6,7 +6,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import tty
 from pathlib import Path
 from typing import Any
@@ -14,10 +13,9 @@ from typing import Any
 import mcp
 import pytest
 import trio
-from mcp import StdioServerParameters
 
 from tests.core.test_cli_universe import EXAMPLE
-from tests.processes import WT, wt_serve
+from tests.processes import WT, wt_serve, wt_serve_stdio
 from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE, TOOL_NAMES
 
 
@@ -86,20 +84,7 @@ async def test_stdio_client_spawns_wt_serve_stdio(mode: str, tmp_path: Path) -> 
     """The SDK's stdio client spawns `wt serve --stdio`, gets the same answers, and every call
     is one JSON event line on the server's stderr."""
     errlog = tmp_path / "stderr.log"
-    params = StdioServerParameters(
-        command="/bin/sh",
-        args=[
-            "-c",
-            f'exec "$0" "$@" 2>{errlog}',
-            sys.executable,
-            *WT[1:],
-            "serve",
-            "--stdio",
-            "--log-format",
-            "json",
-            str(COMPAT_UNIVERSE),
-        ],
-    )
+    params = wt_serve_stdio(errlog, "--log-format", "json", str(COMPAT_UNIVERSE))
     with trio.fail_after(60):
         async with mcp.Client(params, mode=mode) as client:
             tools = [t.name for t in (await client.list_tools()).tools]
@@ -126,20 +111,7 @@ async def test_wt_serve_stdio_writes_events_to_the_events_file(tmp_path: Path) -
     """`--events FILE` applies to stdio as to HTTP: every call's events go to the file, none to
     stderr."""
     errlog, events_file = tmp_path / "stderr.log", tmp_path / "events.jsonl"
-    params = StdioServerParameters(
-        command="/bin/sh",
-        args=[
-            "-c",
-            f'exec "$0" "$@" 2>{errlog}',
-            sys.executable,
-            *WT[1:],
-            "serve",
-            "--stdio",
-            "--events",
-            str(events_file),
-            str(COMPAT_UNIVERSE),
-        ],
-    )
+    params = wt_serve_stdio(errlog, "--events", str(events_file), str(COMPAT_UNIVERSE))
     with trio.fail_after(60):
         async with mcp.Client(params, mode="legacy") as client:
             await client.call_tool("client_lookup", {"query": "Bluewing Logistics"})
