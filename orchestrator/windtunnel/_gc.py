@@ -31,8 +31,8 @@ def paused_gc() -> Iterator[None]:
 
 
 def tune_gc_for_serving() -> None:
-    """Set the collector up for a server, once start-up is over (process-wide: for a command's
-    start-up, such as `wt serve`, never library code).
+    """Set the collector up for a long-running command, once start-up is over (process-wide:
+    for a command's start-up, such as `wt serve` and `wt run`, never library code).
 
     - Everything alive now (modules, the SDK, loaded universes) is frozen out of the
       collector's sight: full collections then walk only what serving allocates. Garbage

@@ -8,6 +8,7 @@ import io
 import os
 import signal
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 import trio
@@ -17,7 +18,8 @@ from windtunnel._gc import YOUNG_THRESHOLD, tune_gc_for_serving
 from windtunnel.actors import JsonLinesSink, PipeWriter
 from windtunnel.actors.sinks import drop_notice
 from windtunnel.calls import MCPCall
-from windtunnel.cli import serve_command
+from windtunnel.cli import run_command, serve_command
+from windtunnel.cli.main import main
 from windtunnel.mcp import RecordedMCPServer
 
 
@@ -88,3 +90,26 @@ async def test_wt_serve_tunes_the_collector_once_started(
             os.kill(os.getpid(), signal.SIGTERM)  # `wt serve` stops on it, as on Ctrl-C
     assert stderr.close(deadline_s=5)
     assert printed[0].startswith("http://127.0.0.1:") and printed[0].rstrip().endswith("/mcp")
+
+
+def test_wt_run_tunes_the_collector_before_the_units_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """`wt run` tunes the collector once the pack is loaded, before any unit runs."""
+    run_dir = tmp_path / "run"
+    seen: list[bool] = []
+
+    def tune() -> None:
+        seen.append((run_dir / "results.jsonl").exists())
+
+    monkeypatch.setattr(run_command, "tune_gc_for_serving", tune)
+    (tmp_path / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
+    (tmp_path / "pack.toml").write_text(
+        '[pack]\nname = "gc"\n[[scenario]]\nname = "one"\ntask = "t"\n'
+        'upstreams = { crm = "crm.universe.json" }\n'
+        '[[scenario.plan]]\nupstream = "crm"\ntool = "motd"\n'
+    )
+    code = main(["run", str(tmp_path / "pack.toml"), "-o", str(run_dir), "--progress", "plain"])
+    assert code == 0
+    assert seen == [False]
+    assert (run_dir / "results.jsonl").read_bytes().count(b"\n") == 1

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import trio
 
+from .._gc import tune_gc_for_serving
 from .._groups import unwrap_single_error
 from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
@@ -97,6 +98,10 @@ def run_run(args: argparse.Namespace) -> int:
     if parallel:
         interrupted, summary = scale_run.run_workers(args, pack, options, progress)
     else:
+        # The pack, its universes and the imports live as long as the run: out of the GC's
+        # sight, and fewer full passes over in-flight units (A/B, 200 scenarios x 2 upstreams:
+        # 82 -> 99 scenarios/s at concurrency 8, 70 -> 106 at 128).
+        tune_gc_for_serving()
         interrupted, summary = trio.run(_run, pack, options, progress)
     _report(summary, run_dir, interrupted)
     if interrupted:
