@@ -14,6 +14,7 @@ import trio
 from ..actors import Fleet, ScenarioRun, open_fleet
 from ..agents import AgentContext, AgentError
 from ..errors import ConfigError, WindtunnelError
+from ..fd_limit import fd_hint
 from ..mcp.spi import MCPServer
 from ..universe import Universe
 from .adapters import AgentLike, resolve_agent
@@ -95,10 +96,31 @@ def _reason(exc: BaseException) -> str:
     while isinstance(exc, BaseExceptionGroup) and len(exc.exceptions) == 1:
         exc = exc.exceptions[0]
     if isinstance(exc, AgentError):
-        return str(exc)
-    if isinstance(exc, WindtunnelError):
-        return f"{type(exc).__name__}: {exc}"
-    return f"unexpected {type(exc).__name__}: {exc}"
+        reason = str(exc)
+    elif isinstance(exc, WindtunnelError):
+        reason = f"{type(exc).__name__}: {exc}"
+    else:
+        reason = f"unexpected {type(exc).__name__}: {exc}"
+    hint = _fd_hint_behind(exc)
+    return reason if hint in reason else reason + hint
+
+
+def _fd_hint_behind(exc: BaseException) -> str:
+    """The open-file hint when running out of descriptors is what lies behind `exc`: a client's
+    "all attempts to connect ... failed" hides the EMFILE of each attempt two causes down."""
+    stack: list[BaseException] = [exc]
+    seen: set[int] = set()
+    while stack and len(seen) < 64:  # chains are short; the bound guards against odd cycles
+        current = stack.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and (hint := fd_hint(current.errno)):
+            return hint
+        stack.extend(e for e in (current.__cause__, current.__context__) if e is not None)
+        if isinstance(current, BaseExceptionGroup):
+            stack.extend(current.exceptions)
+    return ""
 
 
 async def run_scenario_async(
