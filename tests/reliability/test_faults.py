@@ -487,6 +487,7 @@ async def test_unit_errors_from_inside_task_groups_are_unwrapped() -> None:
     """An agent adapter failing inside a task group is reported by its cause."""
     from windtunnel.agents import AgentContext, AgentResult
     from windtunnel.api import Scenario
+    from windtunnel.fd_limit import open_file_limit
     from windtunnel.runner.execute import run_unit
     from windtunnel.runner.units import WorkUnit
 
@@ -501,4 +502,6 @@ async def test_unit_errors_from_inside_task_groups_are_unwrapped() -> None:
         async with open_fleet() as fleet:
             servers = {"crm": RecordedMCPServer(COMPAT_UNIVERSE)}
             trace = await run_unit(WorkUnit(scenario, 0), fleet, servers=servers, agent=Failing())
-    assert trace.error == "unexpected OSError: [Errno 24] Too many open files"
+    # Unwrapped to its cause, with the fix for that cause.
+    hint = f" (open-file limit {open_file_limit()}; raise it with ulimit -n)"
+    assert trace.error == "unexpected OSError: [Errno 24] Too many open files" + hint
