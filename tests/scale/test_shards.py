@@ -15,6 +15,7 @@ from windtunnel.scale.shards import (
     plan_hash,
     select_shard,
     shard_dirname,
+    shard_from_dirname,
     shard_of,
 )
 
@@ -115,3 +116,13 @@ def test_plan_hash_and_dirname() -> None:
     assert plan_hash("p", ["b#0", "a#0"]) != digest
     assert plan_hash("q", ["a#0", "b#0"]) != digest
     assert shard_dirname(ShardSpec(2, 4)) == "2-of-4"
+
+
+def test_shard_dirnames_read_back() -> None:
+    """`shard_from_dirname` inverts `shard_dirname` and refuses every other name."""
+    for count in range(1, 6):
+        for index in range(1, count + 1):
+            spec = ShardSpec(index, count)
+            assert shard_from_dirname(shard_dirname(spec)) == spec
+    for name in ["0-of-4", "5-of-4", "2-of-0", "x-of-4", "2of4", "2-of-", "merged", ""]:
+        assert shard_from_dirname(name) is None

@@ -50,7 +50,7 @@ class AcceptRetryFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
         number = exc.errno if isinstance(exc, OSError) else None
-        if number not in _CAPACITY or number is None:
+        if number not in _CAPACITY:
             return True  # anything else Trio says is shown as it is
         now = self._clock()
         with self._lock:

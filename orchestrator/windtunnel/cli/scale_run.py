@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import re
 import shutil
 import signal
 from collections.abc import Callable
@@ -30,7 +29,7 @@ from ..scale.manifest import MANIFEST_FILE, build_manifest
 from ..scale.merge import EVENTS_FILE, MERGE_FILE, merge_runs
 from ..scale.ray_executor import ShardJob, import_ray, ray_cpus, run_ray_shards
 from ..scale.shard_run import finished_units, prepare_shard
-from ..scale.shards import ShardSpec, parse_shard, shard_dirname
+from ..scale.shards import ShardSpec, parse_shard, shard_dirname, shard_from_dirname
 
 __all__ = [
     "add_scale_arguments",
@@ -43,7 +42,6 @@ __all__ = [
 ]
 
 SHARDS_DIR = "shards"
-_SHARD_DIR = re.compile(r"[1-9][0-9]*-of-([1-9][0-9]*)")  # `shard_dirname`'s `i-of-N`
 Jobs = int | Literal["auto"]
 
 
@@ -173,9 +171,9 @@ def _shard_count(root: Path, jobs: Jobs | None, resume: bool, auto: Callable[[],
         return int(jobs)
     if resume and (root / SHARDS_DIR).is_dir():
         counts = {
-            int(match.group(1))
+            spec.count
             for entry in (root / SHARDS_DIR).iterdir()
-            if (match := _SHARD_DIR.fullmatch(entry.name)) is not None
+            if (spec := shard_from_dirname(entry.name)) is not None
         }
         if len(counts) == 1:
             return counts.pop()

@@ -31,6 +31,7 @@ __all__ = [
     "plan_hash",
     "select_shard",
     "shard_dirname",
+    "shard_from_dirname",
     "shard_of",
 ]
 
@@ -101,3 +102,12 @@ def plan_hash(pack: str, unit_ids: Sequence[str]) -> str:
 def shard_dirname(spec: ShardSpec) -> str:
     """The sub-run directory name of a shard under `<run>/shards/`: `2-of-4`."""
     return f"{spec.index}-of-{spec.count}"
+
+
+def shard_from_dirname(name: str) -> ShardSpec | None:
+    """The shard a `shard_dirname` names, or None for any other name."""
+    index, sep, count = name.partition("-of-")
+    try:
+        return parse_shard(f"{index}/{count}") if sep else None
+    except ConfigError:
+        return None
