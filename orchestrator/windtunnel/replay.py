@@ -3,10 +3,16 @@
 Every answer a recorded server gives comes from `Replay.call`: it resolves the call, applies the
 miss policy, builds the divergence evidence, appends the call log, emits `universe_divergence` and
 tells listeners (the router). Transports only translate.
+
+Calls may arrive from two threads (over stdio, the reader thread answers plain calls while Trio
+serves the rest): one lock orders resolution, the log and the listeners. A transport that answers
+on the critical path may ask for the listeners to be told after its answer is written
+(`tell_listeners=False`, then `tell_listeners()`); they still hear every call once, in log order.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
@@ -56,12 +62,35 @@ class Replay:
         self.log_events = True
         self._state = SequenceState(len(universe.recordings))
         self._log: list[MCPCall] = []
+        self._untold: list[MCPCall] = []
+        # Reentrant: a listener or a synthesize hook may look at the call log.
+        self._lock = threading.RLock()
 
     def call_log(self) -> list[MCPCall]:
-        return list(self._log)
+        with self._lock:
+            return list(self._log)
 
-    def call(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
-        """Answer one call and record it."""
+    def call(self, tool_name: str, args: dict[str, Any], *, tell_listeners: bool = True) -> MCPCall:
+        """Answer one call and record it; with `tell_listeners=False` the listeners hear of it
+        at the next `tell_listeners()` (or the next call that tells them)."""
+        with self._lock:
+            call = self._answer(tool_name, args)
+            self._log.append(call)
+            if self.listeners:
+                self._untold.append(call)
+            if tell_listeners:
+                self.tell_listeners()
+        return call
+
+    def tell_listeners(self) -> None:
+        """Tell the listeners of every call logged and not told yet, in log order."""
+        with self._lock:
+            untold, self._untold = self._untold, []
+            for call in untold:
+                for listener in self.listeners:
+                    listener(call)
+
+    def _answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
         started_at = time.time()
         t0 = time.perf_counter()
         outcome = self.index.resolve(tool_name, args, self._state)
@@ -79,9 +108,6 @@ class Replay:
             call = self._miss(tool_name, args, outcome)
         call.started_at = started_at
         call.duration_ms = (time.perf_counter() - t0) * 1000.0
-        self._log.append(call)
-        for listener in self.listeners:
-            listener(call)
         return call
 
     def _miss(self, tool_name: str, args: dict[str, Any], miss: Miss) -> MCPCall:

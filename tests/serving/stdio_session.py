@@ -1,4 +1,4 @@
-"""An in-process stdio session: `serve_lines` on OS pipes, and the client's end of them."""
+"""An in-process stdio session: `serve_fds` on OS pipes, and the client's end of them."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from typing import Any
 import trio
 
 from windtunnel.mcp import MCPServer
-from windtunnel.mcp._stdio import fd_wire, serve_lines, thread_wire
+from windtunnel.mcp._stdio import serve_fds
 from windtunnel.mcp._stdio_fast import StdioFastCalls
 
-WIRES = {"fd": fd_wire, "thread": thread_wire}
+ANSWERING = ("thread", "trio")
+"""Where plain calls are answered: on the reader thread (the server's `SyncAnswer`), or on Trio
+(a server that has none, like a mock)."""
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"},
@@ -70,9 +72,11 @@ class StdioClient:
 
 @asynccontextmanager
 async def stdio_session(
-    server: MCPServer, *, fast: bool, wire: str = "fd"
+    server: MCPServer, *, fast: bool, answering: str = "thread", non_blocking: bool = False
 ) -> AsyncIterator[StdioClient]:
-    """Serve `server` over a pair of pipes until the block ends (then stdin closes)."""
+    """Serve `server` over a pair of pipes until the block ends (then stdin closes); with
+    `non_blocking`, the server's ends are in non-blocking mode, as a parent may leave them."""
+    assert answering in ANSWERING
     sdk = server.sdk_server()
     saw: list[tuple[str, Any]] = []
 
@@ -82,15 +86,18 @@ async def stdio_session(
 
     sdk.middleware.append(record)
     tools = [spec.name for spec in server.tool_specs()]
-    calls = StdioFastCalls(sdk, tools, server.handle_call) if fast else None
+    now = server.sync_answer() if answering == "thread" else None
+    calls = StdioFastCalls(sdk, tools, server.handle_call, now) if fast else None
     client_in, server_out = os.pipe()
     server_in, client_out = os.pipe()
+    if non_blocking:
+        os.set_blocking(server_in, False)
+        os.set_blocking(server_out, False)
     try:
         async with trio.open_nursery() as nursery:
 
             async def serve() -> None:
-                async with WIRES[wire](server_in, server_out) as (lines, stdout):
-                    await serve_lines(sdk, lines, stdout, calls)
+                await serve_fds(sdk, server_in, server_out, calls)
 
             nursery.start_soon(serve)
             to_server = trio.lowlevel.FdStream(os.dup(client_out))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 import trio
 
 from tests.serving.stdio_session import (
+    ANSWERING,
     INITIALIZE,
     INITIALIZED,
     MODERN_META,
@@ -236,16 +238,18 @@ def universe(tmp_path: Path) -> Path:
     return path
 
 
-@pytest.mark.parametrize("wire", ["fd", "thread"])
+@pytest.mark.parametrize("answering", ANSWERING)
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_stdio_fast_path_answers_like_the_sdk(universe: Path, era: str, wire: str) -> None:
+async def test_stdio_fast_path_answers_like_the_sdk(
+    universe: Path, era: str, answering: str
+) -> None:
     """Byte for byte the SDK's response to every line, the same call log, and the SDK session
     never sees a plain call: hits, misses under every policy, every result mapping, errors."""
     runs = {}
     with trio.fail_after(30):
         for fast in (True, False):
             server = recorded_server(universe)
-            async with stdio_session(server, fast=fast, wire=wire) as client:
+            async with stdio_session(server, fast=fast, answering=answering) as client:
                 replies = await run_script(client, script(era))
             runs[fast] = (replies, server.call_log(), client.sdk_saw)
     (fast_replies, fast_log, fast_saw), (sdk_replies, sdk_log, sdk_saw) = runs[True], runs[False]
@@ -263,11 +267,16 @@ async def test_stdio_fast_path_answers_like_the_sdk(universe: Path, era: str, wi
 BIG = "x" * 100_000  # larger than a pipe's buffer: writes block halfway through a line
 
 
-@pytest.mark.parametrize("wire", ["fd", "thread"])
-async def test_pipelined_answers_never_interleave(tmp_path: Path, wire: str) -> None:
+@pytest.mark.parametrize(
+    ("answering", "non_blocking"), [*((a, False) for a in ANSWERING), ("thread", True)]
+)
+async def test_pipelined_answers_never_interleave(
+    tmp_path: Path, answering: str, non_blocking: bool
+) -> None:
     """Hundreds of requests written at once, plain calls with large answers mixed with lines
     only the SDK answers (some large too): every line out is one whole JSON-RPC response, and
-    every request is answered exactly once."""
+    every request is answered exactly once. Also with the server's pipe ends left in
+    non-blocking mode, where its reads and writes find them empty and full."""
     path = tmp_path / "big.universe.json"
     path.write_text(
         json.dumps(
@@ -300,7 +309,9 @@ async def test_pipelined_answers_never_interleave(tmp_path: Path, wire: str) -> 
             requests.append(ping(i))
     answers: dict[int, dict[str, Any]] = {}
     with trio.fail_after(60):
-        async with stdio_session(server, fast=True, wire=wire) as client:
+        async with stdio_session(
+            server, fast=True, answering=answering, non_blocking=non_blocking
+        ) as client:
             assert b'"result"' in await client.request(INITIALIZE)
             await client.send(INITIALIZED)
 
@@ -383,3 +394,21 @@ async def test_memoized_results_are_never_confused() -> None:
             runs[fast] = (replies, client.sdk_saw)
     assert runs[True][0] == runs[False][0]
     assert not [seen for seen in runs[True][1] if seen[0] == "tools/call"]
+
+
+async def test_the_answer_is_written_before_listeners_hear_of_the_call(universe: Path) -> None:
+    """The client's wait ends before the server's bookkeeping: a listener that blocks until the
+    client holds the answer (it runs on the reader thread) never holds the answer back."""
+    server = recorded_server(universe)
+    client_has_answer = threading.Event()
+    waited: list[bool] = []
+    server.add_listener(lambda _: waited.append(client_has_answer.wait(timeout=10)))
+    with trio.fail_after(30):
+        async with stdio_session(server, fast=True) as client:
+            assert b'"result"' in await client.request(INITIALIZE)
+            await client.send(INITIALIZED)
+            reply = json.loads(await client.request(call(1, "motd", {})))
+            client_has_answer.set()
+    assert reply["result"]["content"][0]["text"] == "All systems nominal. é ✓"
+    assert waited == [True]
+    assert ("tools/call", 1) not in client.sdk_saw  # the reader thread answered it

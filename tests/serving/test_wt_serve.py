@@ -17,6 +17,7 @@ import trio
 from tests.core.test_cli_universe import EXAMPLE
 from tests.processes import WT, wt_serve, wt_serve_stdio
 from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE, TOOL_NAMES
+from tests.serving.stdio_session import MODERN_META
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
@@ -273,3 +274,37 @@ async def test_wt_serve_stdio_exits_quietly_when_the_client_closes_stdout(
     assert code == 0, stderr.decode()[-2000:]
     assert b"Traceback" not in stderr
     assert b"stdio_client_gone" in stderr
+
+
+@pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
+async def test_wt_serve_stdio_stops_on_signal(stop_signal: signal.Signals) -> None:
+    """A signal while stdin is still open (the reader thread blocked in its read) stops the
+    server with 0 and no traceback, as over HTTP."""
+    process = await trio.lowlevel.open_process(
+        [*WT, "serve", "--stdio", str(COMPAT_UNIVERSE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    assert process.stderr is not None
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "motd", "arguments": {}, "_meta": MODERN_META},
+    }
+    with trio.fail_after(60):
+        await process.stdin.send_all(json.dumps(call).encode() + b"\n")
+        answered = b""
+        while b"\n" not in answered:
+            answered += await process.stdout.receive_some()
+        process.send_signal(stop_signal)
+        stderr = b""
+        while chunk := await process.stderr.receive_some():
+            stderr += chunk
+        code = await process.wait()
+        await process.stdin.aclose()
+    assert json.loads(answered)["id"] == 1
+    assert code == 0, stderr.decode()[-2000:]
+    assert b"Traceback" not in stderr

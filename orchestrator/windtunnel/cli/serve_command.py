@@ -111,7 +111,7 @@ def run_serve(args: argparse.Namespace) -> int:
             server = next(iter(servers.values()))
             _log_calls_to(server, sink)
             tune_gc_for_serving()
-            trio.run(server.serve_stdio)
+            trio.run(_serve_stdio, server)
         else:
             trio.run(_serve_http, servers, args, sink, stderr)
         return 0
@@ -158,6 +158,20 @@ def _log_calls_to(server: RecordedMCPServer, sink: Sink) -> None:
             sink.publish(event)
 
     server.add_listener(emit)
+
+
+async def _serve_stdio(server: RecordedMCPServer) -> None:
+    """Until stdin closes, or a signal: the same clean stop as over HTTP."""
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def stop_on_signal() -> None:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stop_on_signal)
+            await server.serve_stdio()
+            nursery.cancel_scope.cancel()
 
 
 async def _serve_http(

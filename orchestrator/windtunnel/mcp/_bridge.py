@@ -26,10 +26,29 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..calls import MCPCall, is_tool_result
 
-__all__ = ["Answer", "ToolSpec", "answer_call", "build_sdk_server", "to_call_tool_result"]
+__all__ = [
+    "Answer",
+    "SyncAnswer",
+    "ToolSpec",
+    "answer_call",
+    "answer_call_now",
+    "build_sdk_server",
+    "to_call_tool_result",
+]
 
 Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
 """Resolve one call and record it; the returned `MCPCall` says what to send."""
+
+
+@dataclass(frozen=True)
+class SyncAnswer:
+    """A server's answers without Trio, for a transport that answers outside it (the stdio
+    reader thread): `answer` resolves and records a call, callable from any thread; `written`
+    runs once the answer is on the wire and tells the listeners, off the critical path."""
+
+    answer: Callable[[str, dict[str, Any]], MCPCall]
+    written: Callable[[], None]
+
 
 # The SDK logs client mistakes (bad Host headers, malformed bodies) and handler tracebacks through
 # stdlib logging; the CLI decides where they go.
@@ -78,8 +97,27 @@ async def answer_call(answer: Answer, name: str, args: dict[str, Any]) -> MCPCal
     except MCPError:
         raise
     except Exception as exc:
-        logging.getLogger("windtunnel").exception("tool call failed")
-        raise MCPError(code=INTERNAL_ERROR, message=f"tool {name!r} failed: {exc}") from exc
+        raise _failed(name, exc) from exc
+    return _checked(call, name)
+
+
+def answer_call_now(answer: SyncAnswer, name: str, args: dict[str, Any]) -> MCPCall:
+    """`answer_call` for a `SyncAnswer`: the same answers and errors, without Trio."""
+    try:
+        call = answer.answer(name, args)
+    except MCPError:
+        raise
+    except Exception as exc:
+        raise _failed(name, exc) from exc
+    return _checked(call, name)
+
+
+def _failed(name: str, exc: Exception) -> MCPError:
+    logging.getLogger("windtunnel").exception("tool call failed")
+    return MCPError(code=INTERNAL_ERROR, message=f"tool {name!r} failed: {exc}")
+
+
+def _checked(call: MCPCall, name: str) -> MCPCall:
     divergence = call.divergence
     if divergence is not None and divergence.get("reason") == "unknown_tool":
         raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")

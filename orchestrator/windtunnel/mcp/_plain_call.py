@@ -8,14 +8,21 @@ answer (`answer_call`), and build the reply the SDK would write, byte for byte: 
 mapping and sieve, the same 2026-07-28 stamps as `mcp.server.runner.ServerRunner._serialize`,
 the same exception-to-error mapping as its dispatchers, the same serializer as its transports.
 
-Two memos keep the SDK's pydantic work off the hot path without changing any answer; both hold
-outcomes of pure functions, keyed by exact JSON encodings:
+Memos keep the SDK's pydantic work off the hot path without changing any answer; they hold
+outcomes of pure functions:
 
 - whether a call passes validation depends only on the version and its `_meta` (name and
-  arguments are already known to be a string and an object, which every version accepts);
-- the wire form of a result depends only on the result, its error flag and the version, and the
-  same recordings are served over and over. Only JSON data is memoized: a result whose encoding
-  does not decode back to an equal value (a mock's datetime, a NaN) is mapped every time.
+  arguments are already known to be a string and an object, which every version accepts), keyed
+  by the exact JSON of `_meta`;
+- the JSON of a result's wire form depends only on the result, its error flag and the version,
+  and the same recordings are served over and over. A recorded hit's result is the universe's own
+  object, which nothing mutates: it is keyed by identity (the memo holds it, so the identity
+  cannot be reused). Any other result is keyed by its JSON encoding when it is plain JSON data
+  that the encoding identifies exactly; a mock's datetime or a NaN is mapped every time.
+
+The response is that JSON with the request's id spliced in: the bytes pydantic writes for the
+SDK's `JSONRPCResponse` (`tests/serving/test_stdio_fast_path.py` compares them), without
+building one per call.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from typing import Any
 import mcp_types as types
 import msgspec
 import pydantic
+import pydantic_core
 from mcp.server import Server
 from mcp.server.runner import modern_error_data
 from mcp.shared.exceptions import MCPError
@@ -37,7 +45,7 @@ from mcp_types import methods as sdk_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..calls import MCPCall
-from ._bridge import Answer, answer_call, to_call_tool_result
+from ._bridge import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 
 __all__ = ["PlainCall", "PlainCalls"]
 
@@ -65,7 +73,8 @@ class PlainCalls:
         self._tools = frozenset(tools)
         self._answer = answer
         self._accepted: dict[tuple[str, bytes], bool] = {}
-        self._wire: dict[tuple[str, bool, bytes], dict[str, Any]] = {}
+        self._wire: dict[tuple[str, bool, bytes], bytes] = {}
+        self._recorded: dict[tuple[str, bool, int], tuple[Any, bytes]] = {}
 
     def parse(self, message: Any) -> PlainCall | None:
         """The call in a decoded JSON-RPC message, if it is a plain `tools/call` of a declared
@@ -110,25 +119,55 @@ class PlainCalls:
 
     async def reply(self, call: PlainCall, version: str) -> bytes:
         """Answer `call` at `version`: the JSON-RPC response the SDK would write for it."""
-        message: types.JSONRPCResponse | types.JSONRPCError
         try:
             answered = await answer_call(self._answer, call.name, call.args)
-            wire = self._wire_result(answered, version)
-            message = types.JSONRPCResponse(jsonrpc="2.0", id=call.id, result=wire)
         except Exception as exc:
-            message = types.JSONRPCError(jsonrpc="2.0", id=call.id, error=_error(exc, version))
-        return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            return _error_response(call, exc, version)
+        return self._response(call, answered, version)
 
-    def _wire_result(self, call: MCPCall, version: str) -> dict[str, Any]:
+    def reply_now(self, call: PlainCall, version: str, answer: SyncAnswer) -> bytes:
+        """`reply` with a `SyncAnswer`, without Trio (from the stdio reader thread)."""
+        try:
+            answered = answer_call_now(answer, call.name, call.args)
+        except Exception as exc:
+            return _error_response(call, exc, version)
+        return self._response(call, answered, version)
+
+    def _response(self, call: PlainCall, answered: MCPCall, version: str) -> bytes:
+        try:
+            result = self._result_json(answered, version)
+        except Exception as exc:  # the result is invalid at `version` (see `_serialize`)
+            return _error_response(call, exc, version)
+        return (
+            b'{"jsonrpc":"2.0","id":'
+            + pydantic_core.to_json(call.id)
+            + b',"result":'
+            + result
+            + b"}"
+        )
+
+    def _result_json(self, call: MCPCall, version: str) -> bytes:
+        result = call.result
+        if "match" in call.extra:  # a recorded hit: keyed by identity (see the module docstring)
+            recorded_key = (version, call.is_error, id(result))
+            held = self._recorded.get(recorded_key)
+            if held is not None and held[0] is result:
+                return held[1]
+            encoded = self._result_json_by_content(call, version)
+            _remember(self._recorded, recorded_key, (result, encoded))
+            return encoded
+        return self._result_json_by_content(call, version)
+
+    def _result_json_by_content(self, call: MCPCall, version: str) -> bytes:
         key = _json_key(call.result)
         if key is None:
-            return self._serialize(call, version)
+            return pydantic_core.to_json(self._serialize(call, version))
         memo_key = (version, call.is_error, key)
-        wire = self._wire.get(memo_key)
-        if wire is None:
-            wire = self._serialize(call, version)
-            _remember(self._wire, memo_key, wire)
-        return wire
+        encoded = self._wire.get(memo_key)
+        if encoded is None:
+            encoded = pydantic_core.to_json(self._serialize(call, version))
+            _remember(self._wire, memo_key, encoded)
+        return encoded
 
     def _serialize(self, call: MCPCall, version: str) -> dict[str, Any]:
         """`ServerRunner._serialize` for our handler's result: the version's sieve, then, from
@@ -166,6 +205,11 @@ def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
     if len(memo) >= _MEMO_ENTRIES:
         memo.clear()  # a bound, not a cache policy: the hot entries come straight back
     memo[key] = value
+
+
+def _error_response(call: PlainCall, exc: Exception, version: str) -> bytes:
+    message = types.JSONRPCError(jsonrpc="2.0", id=call.id, error=_error(exc, version))
+    return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
 
 
 def _error(exc: Exception, version: str) -> types.ErrorData:

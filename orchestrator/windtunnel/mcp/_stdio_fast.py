@@ -14,6 +14,10 @@ declared tool (`_plain_call`) itself only when the SDK would serve it:
 
 Everything else, including every line before the first request, goes to the SDK, which is the
 only safe way to be wrong: a line handed over gets exactly the SDK's answer.
+
+With a server that answers without Trio (`SyncAnswer`), `answer_now` runs on the stdio reader
+thread while `handed_over` runs on Trio and `sent` in a writer thread: the era state is only
+ever read there, and a stale read errs towards the SDK (an `initialize` still looks pending).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from mcp.server import Server
 from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
-from ._bridge import Answer
+from ._bridge import Answer, SyncAnswer
 from ._plain_call import PlainCall, PlainCalls
 
 __all__ = ["StdioFastCalls"]
@@ -36,16 +40,46 @@ __all__ = ["StdioFastCalls"]
 class StdioFastCalls:
     """Decides, line by line, whether a stdin line is answered here (see the module docstring)."""
 
-    def __init__(self, server: Server[Any], tools: Collection[str], answer: Answer) -> None:
+    def __init__(
+        self,
+        server: Server[Any],
+        tools: Collection[str],
+        answer: Answer,
+        now: SyncAnswer | None = None,
+    ) -> None:
         self._calls = PlainCalls(server, tools, answer)
+        self.now = now
+        """The server's answers without Trio, if it has them: then `answer_now` answers on the
+        reader thread and `answer` is not used."""
         self._era: Literal["legacy", "modern"] | None = None
         self._version: str | None = None
         """Legacy: the version the last successful `initialize` negotiated."""
         self._initializing: set[types.RequestId] = set()
         """Legacy: the ids of `initialize` requests handed over and not answered yet."""
 
+    def answer_now(self, line: str) -> bytes | None:
+        """The response line to `line` (no newline), or None: hand `line` to the SDK. Needs
+        `now`; call `written` once the response is written."""
+        assert self.now is not None
+        eligible = self._eligible(line)
+        if eligible is None:
+            return None
+        return self._calls.reply_now(*eligible, self.now)
+
+    def written(self) -> None:
+        """A response from `answer_now` is on the wire: let the server tell its listeners."""
+        assert self.now is not None
+        self.now.written()
+
     async def answer(self, line: str) -> bytes | None:
         """The response line to `line` (no newline), or None: hand `line` to the SDK."""
+        eligible = self._eligible(line)
+        if eligible is None:
+            return None
+        return await self._calls.reply(*eligible)
+
+    def _eligible(self, line: str) -> tuple[PlainCall, str] | None:
+        """The plain call in `line` and the version to answer it at, if answered here."""
         if self._era is None or (
             self._era == "legacy" and (self._version is None or self._initializing)
         ):
@@ -59,7 +93,7 @@ class StdioFastCalls:
         version = self._version_for(call)
         if version is None or not self._calls.accepted(call, version):
             return None
-        return await self._calls.reply(call, version)
+        return call, version
 
     def handed_over(self, message: types.JSONRPCMessage) -> None:
         """Follow a message given to the SDK: its first request decides the era."""
@@ -78,8 +112,10 @@ class StdioFastCalls:
         if isinstance(message, types.JSONRPCResponse) and message.id in self._initializing:
             version = message.result.get("protocolVersion")
             if isinstance(version, str):  # not some other request that reused the id
-                self._initializing.discard(message.id)
+                # In this order: the reader thread never sees an old version with no
+                # `initialize` pending.
                 self._version = version
+                self._initializing.discard(message.id)
         elif isinstance(message, types.JSONRPCError) and message.id in self._initializing:
             self._initializing.discard(message.id)  # refused: the SDK's state is unchanged
 

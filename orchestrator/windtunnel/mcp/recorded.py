@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import Any
 
 from ..calls import MCPCall
@@ -10,7 +11,7 @@ from ..errors import UnknownToolError
 from ..miss_answers import SynthesizeHook
 from ..replay import CallListener, Replay
 from ..universe import Universe, load_universe
-from ._bridge import ToolSpec
+from ._bridge import SyncAnswer, ToolSpec
 from .spi import MCPServer
 
 __all__ = ["RecordedMCPServer", "upstream_name"]
@@ -59,7 +60,9 @@ class RecordedMCPServer(MCPServer):
         return self.replay.universe
 
     def add_listener(self, listener: CallListener) -> None:
-        """Call `listener(call)` for every call, right after it is logged."""
+        """Call `listener(call)` for every call, in log order, once it is logged (over stdio,
+        once its answer is written, from the thread that wrote it: the listener must be
+        thread-safe there)."""
         self.replay.listeners.append(listener)
 
     def tool_specs(self) -> list[ToolSpec]:
@@ -67,6 +70,14 @@ class RecordedMCPServer(MCPServer):
 
     async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
         return self.replay.call(tool_name, args)
+
+    def sync_answer(self) -> SyncAnswer | None:
+        if self.reporter is not None:
+            return None  # the router's backpressure is awaited
+        replay = self.replay
+        return SyncAnswer(
+            answer=partial(replay.call, tell_listeners=False), written=replay.tell_listeners
+        )
 
     def call_tool(self, tool_name: str, args: dict[str, Any]) -> Any:
         """Resolve a call exactly as a live MCP call would and return the bare payload."""

@@ -23,7 +23,7 @@ from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
-from ._bridge import ToolSpec, build_sdk_server
+from ._bridge import SyncAnswer, ToolSpec, build_sdk_server
 from ._stdio import serve_stdio
 from ._stdio_fast import StdioFastCalls
 
@@ -92,6 +92,12 @@ class MCPServer(ABC):
         if self.reporter is not None:
             await self.reporter(call)
         return call
+
+    def sync_answer(self) -> SyncAnswer | None:
+        """Answers without Trio, when this server can give them (see `SyncAnswer`): the stdio
+        transport then answers plain calls on its reader thread. None by default: answers that
+        may await (a mock's async tool, the router's backpressure) stay on Trio."""
+        return None
 
     def sdk_server(self) -> Server[Any]:
         return build_sdk_server(self.name, __version__, self.tool_specs(), self.handle_call)
@@ -167,5 +173,5 @@ class MCPServer(ABC):
         fast = None
         if self.fast_calls:
             tools = [spec.name for spec in self.tool_specs()]
-            fast = StdioFastCalls(sdk_server, tools, self.handle_call)
+            fast = StdioFastCalls(sdk_server, tools, self.handle_call, self.sync_answer())
         await serve_stdio(sdk_server, fast)
