@@ -47,7 +47,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..calls import MCPCall
 from ._bridge import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 
-__all__ = ["PlainCall", "PlainCalls"]
+__all__ = ["PlainCall", "PlainCalls", "remember"]
 
 # Bounds on the memos: entries, and the largest result worth keying by its encoding.
 _MEMO_ENTRIES = 1024
@@ -114,7 +114,7 @@ class PlainCalls:
                 verdict = False
             else:
                 verdict = True
-            _remember(self._accepted, key, verdict)
+            remember(self._accepted, key, verdict)
         return verdict
 
     async def reply(self, call: PlainCall, version: str) -> bytes:
@@ -154,7 +154,7 @@ class PlainCalls:
             if held is not None and held[0] is result:
                 return held[1]
             encoded = self._result_json_by_content(call, version)
-            _remember(self._recorded, recorded_key, (result, encoded))
+            remember(self._recorded, recorded_key, (result, encoded))
             return encoded
         return self._result_json_by_content(call, version)
 
@@ -166,7 +166,7 @@ class PlainCalls:
         encoded = self._wire.get(memo_key)
         if encoded is None:
             encoded = pydantic_core.to_json(self._serialize(call, version))
-            _remember(self._wire, memo_key, encoded)
+            remember(self._wire, memo_key, encoded)
         return encoded
 
     def _serialize(self, call: MCPCall, version: str) -> dict[str, Any]:
@@ -201,7 +201,7 @@ def _json_key(value: Any) -> bytes | None:
     return key
 
 
-def _remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
+def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
     if len(memo) >= _MEMO_ENTRIES:
         memo.clear()  # a bound, not a cache policy: the hot entries come straight back
     memo[key] = value

@@ -32,7 +32,9 @@ from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from ._bridge import Answer, SyncAnswer
-from ._plain_call import PlainCall, PlainCalls
+from ._plain_call import PlainCall, PlainCalls, remember
+
+_UNDECIDED: Any = object()
 
 __all__ = ["StdioFastCalls"]
 
@@ -56,6 +58,8 @@ class StdioFastCalls:
         """Legacy: the version the last successful `initialize` negotiated."""
         self._initializing: set[types.RequestId] = set()
         """Legacy: the ids of `initialize` requests handed over and not answered yet."""
+        self._served_at: dict[tuple[str, str | None, bytes], str | None] = {}
+        """The version a plain call is answered at (None: the SDK's), by era, version, `_meta`."""
 
     def answer_now(self, line: str) -> bytes | None:
         """The response line to `line` (no newline), or None: hand `line` to the SDK. Needs
@@ -90,10 +94,16 @@ class StdioFastCalls:
             return None
         if call is None:
             return None
-        version = self._version_for(call)
-        if version is None or not self._calls.accepted(call, version):
-            return None
-        return call, version
+        # The verdict depends on the connection's era and version and on the call's `_meta`
+        # only (name and arguments are already known to be fine): remembered by those.
+        key = (self._era, self._version, msgspec.json.encode(call.params.get("_meta")))
+        version = self._served_at.get(key, _UNDECIDED)
+        if version is _UNDECIDED:
+            version = self._version_for(call)
+            if version is not None and not self._calls.accepted(call, version):
+                version = None
+            remember(self._served_at, key, version)
+        return None if version is None else (call, version)
 
     def handed_over(self, message: types.JSONRPCMessage) -> None:
         """Follow a message given to the SDK: its first request decides the era."""
