@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = ROOT / "scripts" / "bench"
@@ -172,3 +173,50 @@ def test_quick_capacity_runs_wrk_or_says_why_not(tmp_path: Path) -> None:
         for name in ("recorded", "canned", "hypercorn"):
             assert row[name]["rps"]["median"] > 0, name
         assert row["verdict"] in {"PASS", "MISS"}
+
+
+def test_peer_verdicts_rank_only_peers_on_the_same_transport() -> None:
+    """A faster peer on legacy HTTP+SSE is shown next to ours, not ranked against our
+    Streamable HTTP; Streamable HTTP peers are."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from benchlib.peers import _verdicts
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+
+    def row(name: str, per_s: float, *, sse: bool = False, of_ceiling: float = 0.5) -> Any:
+        return {
+            "name": name,
+            "transport": "http",
+            "era": "legacy",
+            "sse": sse,
+            "metrics": {"per_s": {"median": per_s}},
+            "of_ceiling": of_ceiling,
+        }
+
+    rows = [
+        row("ceiling", 1000, of_ceiling=1.0),
+        row("windtunnel", 820, of_ceiling=0.82),
+        row("agent-vcr", 930, sse=True),
+        row("mcp-recorder", 790),
+    ]
+    assert _verdicts(rows) == [
+        {
+            "target": "≥ 80% of the http ceiling (legacy)",
+            "value": "82%",
+            "verdict": "PASS",
+        },
+        {
+            "target": "agent-vcr on legacy HTTP+SSE (legacy): another transport, which Wind "
+            "Tunnel does not serve",
+            "value": "ours 820/s over Streamable HTTP vs 930/s",
+            "verdict": "not ranked",
+        },
+        {
+            "target": "ahead of every peer on Streamable HTTP (legacy)",
+            "value": "ours 820/s vs best peer mcp-recorder 790/s",
+            "verdict": "PASS",
+        },
+    ]
+    rows[3]["metrics"]["per_s"]["median"] = 830
+    assert _verdicts(rows)[2]["verdict"] == "MISS"

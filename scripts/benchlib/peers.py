@@ -66,6 +66,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ERAS = ("legacy", "auto")
 WARMUP = 5
 TARGETS = {"stdio": 0.85, "http": 0.80}
+_TRANSPORT_NAMES = {"stdio": "stdio", "http": "Streamable HTTP"}
 
 
 @dataclass(frozen=True)
@@ -641,7 +642,12 @@ async def _prepare(
                 )
                 configs.append(
                     Config(
-                        "agent-vcr", "http", era, "agent-vcr replay (legacy HTTP+SSE)", failure=why
+                        "agent-vcr",
+                        "http",
+                        era,
+                        "agent-vcr replay (legacy HTTP+SSE)",
+                        sse=True,
+                        failure=why,
                     )
                 )
                 continue
@@ -833,6 +839,7 @@ async def _run(options: argparse.Namespace, data: dict[str, Any]) -> None:
             "transport": c.transport,
             "era": c.era,
             "label": c.label,
+            "sse": c.sse,
         }
         if c.failure or key in errors:
             row["failure"] = c.failure or errors[key]
@@ -887,7 +894,7 @@ def _verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                     "verdict": "PASS" if ours["of_ceiling"] >= limit else "MISS",
                 }
             )
-            peers = [
+            others = [
                 r
                 for r in rows
                 if r["transport"] == transport
@@ -895,12 +902,26 @@ def _verdicts(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
                 and r["name"] not in ("ceiling", "windtunnel")
                 and "metrics" in r
             ]
+            # "On the same transport": over HTTP we serve Streamable HTTP; a peer that serves
+            # the legacy HTTP+SSE transport (deprecated since 2025-03-26) is shown, not ranked.
+            peers = [r for r in others if not r.get("sse")]
+            ours_rate = ours["metrics"]["per_s"]["median"]
+            for other in (r for r in others if r.get("sse")):
+                out.append(
+                    {
+                        "target": f"{other['name']} on legacy HTTP+SSE ({era}): another "
+                        "transport, which Wind Tunnel does not serve",
+                        "value": f"ours {ours_rate:,.0f}/s over Streamable HTTP vs "
+                        f"{other['metrics']['per_s']['median']:,.0f}/s",
+                        "verdict": "not ranked",
+                    }
+                )
             if peers:
                 best = max(peers, key=lambda r: r["metrics"]["per_s"]["median"])
                 ahead = ours["metrics"]["per_s"]["median"] > best["metrics"]["per_s"]["median"]
                 out.append(
                     {
-                        "target": f"ahead of every peer on {transport} ({era})",
+                        "target": f"ahead of every peer on {_TRANSPORT_NAMES[transport]} ({era})",
                         "value": f"ours {ours['metrics']['per_s']['median']:,.0f}/s vs best "
                         f"peer {best['name']} {best['metrics']['per_s']['median']:,.0f}/s",
                         "verdict": "PASS" if ahead else "MISS",
