@@ -12,7 +12,7 @@ exact behaviour.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 
 import msgspec
@@ -20,10 +20,16 @@ from mcp.server import Server
 from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
 from ._bridge import Answer
-from ._http import ASGIApp
 from ._plain_call import PlainCall, PlainCalls
 
-__all__ = ["LEGACY_VERSIONS", "MODERN_VERSION", "FastToolCalls"]
+__all__ = [
+    "LEGACY_VERSIONS",
+    "MODERN_VERSION",
+    "ASGIApp",
+    "FastToolCalls",
+    "HTTPPlainCalls",
+    "header_dict",
+]
 
 LEGACY_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 MODERN_VERSION = "2026-07-28"
@@ -33,13 +39,21 @@ _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 # Bodies this large go to the SDK, which owns the size limit and its 413.
 _FAST_BODY_LIMIT = 1024 * 1024
 
+ASGIApp = Callable[
+    [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    Awaitable[None],
+]
 
-class FastToolCalls:
-    """ASGI middleware: answer eligible `tools/call` POSTs at `path` with `answer`."""
+
+class HTTPPlainCalls:
+    """Which Streamable HTTP requests at `path` are plain calls, and their answers.
+
+    Shared by the two places that answer them: `FastToolCalls` (ASGI, in front of the SDK app)
+    and `_h11_fast.FastH11Protocol` (inside hypercorn's HTTP/1.1 protocol, before any ASGI).
+    """
 
     def __init__(
         self,
-        app: ASGIApp,
         *,
         path: str,
         tools: Collection[str],
@@ -47,33 +61,13 @@ class FastToolCalls:
         server: Server[Any],
         loopback_only: bool,
     ) -> None:
-        self.app = app
         self.path = path
+        self.target = path.encode()
+        self.body_limit = _FAST_BODY_LIMIT
         self.calls = PlainCalls(server, tools, answer)
         self.loopback_only = loopback_only
 
-    async def __call__(
-        self,
-        scope: dict[str, Any],
-        receive: Callable[[], Awaitable[Any]],
-        send: Callable[[Any], Awaitable[None]],
-    ) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.path:
-            await self.app(scope, receive, send)
-            return
-        headers = _headers(scope)
-        version = self._version(headers) if headers is not None else None
-        if version is None:
-            await self.app(scope, receive, send)
-            return
-        body, more, messages = await _read_body(receive)
-        call = None if more else _parse(self.calls, body, version, headers or {})
-        if call is None:
-            await self.app(scope, _replay(messages, receive), send)
-            return
-        await _respond(send, await self.calls.reply(call, version))
-
-    def _version(self, headers: dict[str, str]) -> str | None:
+    def version(self, headers: dict[str, str]) -> str | None:
         """The protocol version the SDK serves the request at, or None when it should see it."""
         content_type = headers.get("content-type", "").split(";")[0].strip().lower()
         if content_type != "application/json" or "application/json" not in headers.get(
@@ -93,11 +87,47 @@ class FastToolCalls:
             return version
         return None
 
+    async def answer(self, version: str, headers: dict[str, str], body: bytes) -> bytes | None:
+        """The response body for a plain call served at `version`; None when it is not one."""
+        if len(body) > _FAST_BODY_LIMIT:
+            return None
+        call = _parse(self.calls, body, version, headers)
+        return None if call is None else await self.calls.reply(call, version)
 
-def _headers(scope: dict[str, Any]) -> dict[str, str] | None:
-    """Lower-cased headers; None when one we read appears twice (the SDK decides those)."""
+
+class FastToolCalls:
+    """ASGI middleware: answer the plain calls of `plain` POSTed to its path, pass on the rest."""
+
+    def __init__(self, app: ASGIApp, plain: HTTPPlainCalls) -> None:
+        self.app = app
+        self.plain = plain
+
+    async def __call__(
+        self,
+        scope: dict[str, Any],
+        receive: Callable[[], Awaitable[Any]],
+        send: Callable[[Any], Awaitable[None]],
+    ) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.plain.path:
+            await self.app(scope, receive, send)
+            return
+        headers = header_dict(scope["headers"])
+        version = self.plain.version(headers) if headers is not None else None
+        if version is None:
+            await self.app(scope, receive, send)
+            return
+        body, more, messages = await _read_body(receive)
+        answer = None if more else await self.plain.answer(version, headers or {}, body)
+        if answer is None:
+            await self.app(scope, _replay(messages, receive), send)
+            return
+        await _respond(send, answer)
+
+
+def header_dict(pairs: Iterable[tuple[bytes, bytes]]) -> dict[str, str] | None:
+    """Lower-cased headers; None when one appears twice (the SDK decides those)."""
     headers: dict[str, str] = {}
-    for raw_key, raw_value in scope["headers"]:
+    for raw_key, raw_value in pairs:
         key = raw_key.decode("latin-1").lower()
         if key in headers:
             return None

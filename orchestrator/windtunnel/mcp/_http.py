@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,16 +13,12 @@ from hypercorn.config import Sockets
 from mcp.server import Server
 
 from . import _http_worker
+from ._fast_call import FastToolCalls, HTTPPlainCalls
 
-__all__ = ["MAX_REQUEST_BODY", "ASGIApp", "HTTPServing", "bind_sockets", "serve_http"]
+__all__ = ["MAX_REQUEST_BODY", "HTTPServing", "bind_sockets", "serve_http"]
 
 MAX_REQUEST_BODY = 4 * 1024 * 1024
 GRACEFUL_TIMEOUT_S = 0.5
-
-ASGIApp = Callable[
-    [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
-    Awaitable[None],
-]
 
 
 def _bind(host: str, port: int) -> str:
@@ -74,14 +69,16 @@ async def serve_http(
     port: int = 0,
     sockets: Sockets | None = None,
     path: str = "/mcp",
-    wrap_app: Callable[[ASGIApp], ASGIApp] | None = None,
+    plain_calls: HTTPPlainCalls | None = None,
+    plain_in_protocol: bool = True,
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
 
     Stateless JSON mode answers both protocol eras (the `initialize` handshake, and 2026-07-28)
     with no per-client session state. The SDK checks Host/Origin for loopback hosts (DNS
-    rebinding) and limits request bodies to 4 MiB (HTTP 413).
+    rebinding) and limits request bodies to 4 MiB (HTTP 413). The plain `tools/call`s of
+    `plain_calls` (whose path must be `path`) are answered without the SDK.
     """
     app = server.streamable_http_app(
         streamable_http_path=path,
@@ -90,7 +87,12 @@ async def serve_http(
         host=host,
         max_request_body_size=MAX_REQUEST_BODY,
     )
-    served: Any = wrap_app(app) if wrap_app is not None else app
+    served: Any = app
+    if plain_calls is not None:
+        served = FastToolCalls(app, plain_calls)
+    # HTTP/1.1 answers plain calls inside the protocol; the ASGI layer serves them for HTTP/2
+    # (and for everything with `plain_in_protocol` off, which the tests compare against).
+    in_protocol = plain_calls if plain_in_protocol else None
     config = _config(host, port)
     if sockets is None:
         sockets = bind_sockets(host, port)
@@ -104,6 +106,7 @@ async def serve_http(
             config,
             sockets=sockets,
             shutdown_trigger=shutdown.wait,
+            plain=in_protocol,
             task_status=task_status,
         )
 

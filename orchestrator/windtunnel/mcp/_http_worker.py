@@ -52,6 +52,8 @@ from hypercorn.typing import (
 )
 from hypercorn.utils import parse_socket_addr, repr_socket_addr
 
+from ._h11_fast import FastH11Protocol, PlainRequests
+
 __all__ = ["Config", "serve"]
 
 
@@ -77,9 +79,12 @@ async def serve(
     *,
     sockets: Sockets,
     shutdown_trigger: Callable[[], Awaitable[Any]],
+    plain: PlainRequests | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `app` on the listening `sockets` until `shutdown_trigger` returns; report the URLs.
+
+    With `plain`, HTTP/1.1 connections answer its requests inside the protocol (`_h11_fast`).
 
     The same life cycle as `hypercorn.trio.worker_serve`: ASGI lifespan start-up first; at
     shutdown, stop accepting, close idle connections, give in-flight requests
@@ -101,7 +106,9 @@ async def serve(
         for sock in sockets.insecure_sockets:
             listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
             binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
-        handler = partial(_Connection, app, config, context, ConnectionState(lifespan_state.copy()))
+        handler = partial(
+            _Connection, app, config, context, ConnectionState(lifespan_state.copy()), plain
+        )
         async with trio.open_nursery() as connections:
             task_status.started(binds)
             try:
@@ -132,9 +139,11 @@ class _Connection(TCPServer):
         config: hypercorn.config.Config,
         context: WorkerContext,
         state: ConnectionState,
+        plain: PlainRequests | None,
         stream: trio.SocketStream,
     ) -> None:
         super().__init__(app, config, context, state, stream)  # type: ignore[arg-type]
+        self._plain = plain
         self._idle = True
         self._idle_scope = trio.CancelScope()
         """Around the idle watcher: its deadline is the keep-alive expiry while idle, else inf."""
@@ -160,6 +169,8 @@ class _Connection(TCPServer):
                     self.protocol_send,
                     "http/1.1",
                 )
+                if self._plain is not None:
+                    self.protocol.protocol = _fast_protocol(self.protocol, self._plain)
                 await self.protocol.initiate()
                 self._set_idle(True)
                 task_group.spawn(self._close_when_idle)
@@ -250,6 +261,23 @@ class _Connection(TCPServer):
         if self._reading:
             with trio.CancelScope(shield=True):
                 await self._initiate_server_close()
+
+
+def _fast_protocol(wrapper: ProtocolWrapper, plain: PlainRequests) -> FastH11Protocol:
+    """The HTTP/1.1 protocol `wrapper` starts with, answering `plain` itself (an upgrade to
+    HTTP/2 still replaces it with hypercorn's `H2Protocol`)."""
+    return FastH11Protocol(
+        plain,
+        wrapper.app,
+        wrapper.config,
+        wrapper.context,
+        wrapper.task_group,
+        wrapper.state,
+        wrapper.ssl,
+        wrapper.client,
+        wrapper.server,
+        wrapper.send,
+    )
 
 
 class _TaskGroup:

@@ -28,7 +28,7 @@ from ._stdio import serve_stdio
 from ._stdio_fast import StdioFastCalls
 
 if TYPE_CHECKING:
-    from ._http import ASGIApp, HTTPServing
+    from ._http import HTTPServing
 
 # The SDK turns its DNS-rebinding checks on for these bind addresses; the fast path mirrors them.
 LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
@@ -111,7 +111,7 @@ class MCPServer(ABC):
     ) -> None:
         """Serve over HTTP until stopped or cancelled; report the URL once ready."""
         # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
-        from ._fast_call import FastToolCalls
+        from ._fast_call import HTTPPlainCalls
         from ._http import bind_sockets, serve_http
 
         if self._serving is not None:
@@ -126,9 +126,9 @@ class MCPServer(ABC):
             ) from None
         sdk_server = self.sdk_server()
 
-        def fast_calls(app: ASGIApp) -> ASGIApp:
-            return FastToolCalls(
-                app,
+        plain_calls = None
+        if self.fast_calls:
+            plain_calls = HTTPPlainCalls(
                 path="/mcp",
                 tools=[spec.name for spec in self.tool_specs()],
                 answer=self.handle_call,
@@ -143,7 +143,7 @@ class MCPServer(ABC):
                     host=host,
                     port=port,
                     sockets=sockets,
-                    wrap_app=fast_calls if self.fast_calls else None,
+                    plain_calls=plain_calls,
                     task_status=task_status,
                 )
             )
