@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
+from functools import partial
 from typing import Any
 
+import h11
 import httpx2
 import pytest
 import trio
 
 from tests.serving.compat import COMPAT_UNIVERSE
-from windtunnel.mcp import RecordedMCPServer
+from windtunnel.mcp import RecordedMCPServer, _http
+from windtunnel.mcp._fast_call import FastToolCalls, HTTPPlainCalls
 
 BASE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 MODERN_META = {
@@ -140,3 +144,74 @@ async def test_fast_path_leaves_rejections_to_the_sdk(
             await server.stop()
     assert response.status_code == expected
     assert server.call_log() == []
+
+
+def _raw_request(body: bytes, headers: dict[str, str], port: int) -> list[bytes]:
+    """The head and the body as two writes, as httpx sends them."""
+    lines = [b"POST /mcp HTTP/1.1", b"Host: 127.0.0.1:%d" % port, b"Content-Length: %d" % len(body)]
+    lines += [f"{name}: {value}".encode() for name, value in headers.items()]
+    return [b"\r\n".join(lines) + b"\r\n\r\n", body]
+
+
+async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
+    """Every response's bytes (Date blanked), how many requests reached the ASGI app, the log."""
+    server = RecordedMCPServer(COMPAT_UNIVERSE)
+    sdk = server.sdk_server()
+    plain = HTTPPlainCalls(
+        path="/mcp",
+        tools=[spec.name for spec in server.tool_specs()],
+        answer=server.handle_call,
+        server=sdk,
+        loopback_only=True,
+    )
+    reached_app = 0
+
+    class CountingFastToolCalls(FastToolCalls):
+        async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+            nonlocal reached_app
+            reached_app += scope["type"] == "http"
+            await super().__call__(scope, receive, send)
+
+    responses = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(_http, "FastToolCalls", CountingFastToolCalls)
+        async with trio.open_nursery() as nursery:
+            serving: _http.HTTPServing = await nursery.start(
+                partial(_http.serve_http, sdk, plain_calls=plain, plain_in_protocol=in_protocol)
+            )
+            port = int(serving.url.rsplit(":", 1)[1].split("/")[0])
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            client = h11.Connection(h11.CLIENT)
+            for _, body, headers in requests():
+                for part in _raw_request(json.dumps(body).encode(), headers, port):
+                    await stream.send_all(part)
+                client.send(h11.Request(method="POST", target="/", headers=[("Host", "x")]))
+                client.send(h11.EndOfMessage())
+                response = b""
+                while not isinstance(event := client.next_event(), h11.EndOfMessage):
+                    if event is h11.NEED_DATA:
+                        data = await stream.receive_some(65536)
+                        client.receive_data(data)
+                        response += data
+                client.start_next_cycle()
+                responses.append(re.sub(rb"date: [^\r]*", b"date: -", response))
+            await stream.aclose()
+            await serving.stop()
+    return responses, reached_app, server.call_log()
+
+
+async def test_plain_calls_answered_in_the_protocol_are_byte_identical_to_the_asgi_path() -> None:
+    """Over one kept-alive HTTP/1.1 connection, with head and body written apart, the responses
+    are the same bytes whether plain calls are answered inside the protocol or by the ASGI fast
+    path, the call log is the same, and only the requests the SDK must see reach the app."""
+    with trio.fail_after(60):
+        in_protocol, reached_in, log_in = await _raw_answers(in_protocol=True)
+        asgi, reached_asgi, log_asgi = await _raw_answers(in_protocol=False)
+    labels = [label for label, _, _ in requests()]
+    for label, got, want in zip(labels, in_protocol, asgi, strict=True):
+        assert got == want, label
+    assert reached_asgi == len(labels)
+    # Not plain calls: the undeclared tool in each era, and every request after the calls.
+    assert reached_in == 3 + 6
+    assert all(a.same_call(b) for a, b in zip(log_in, log_asgi, strict=True))
+    assert len(log_in) == len(log_asgi) == 3 * len(CALLS) + 1

@@ -1,8 +1,9 @@
 """The Trio worker under hypercorn's protocol code keeps hypercorn's connection behaviour:
 keep-alive and its limits, graceful shutdown, request bodies under backpressure, crashes, HTTP/2.
 
-Each behaviour test runs against our worker and against `hypercorn.trio.worker_serve`, so a
-difference between the two fails here."""
+Each behaviour test runs against our worker, against our worker answering plain requests inside
+the protocol (`_h11_fast`, with rules that answer what the test app would), and against
+`hypercorn.trio.worker_serve`, so a difference between them fails here."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import hashlib
 import socket
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
+from functools import partial
 from typing import Any
 
 import h11
@@ -59,7 +61,35 @@ def digest_app(gates: dict[str, trio.Event] | None = None) -> App:
     return app
 
 
-WORKERS = {"ours": _http_worker.serve, "hypercorn": worker_serve}
+class DigestRequests:
+    """Plain-request rules answering POSTs to `/` as `digest_app` does, except bodies that start
+    with `decline`; `seen` lists the bodies answered."""
+
+    target = b"/"
+    body_limit = 64 * 1024
+
+    def __init__(self) -> None:
+        self.seen: list[bytes] = []
+
+    def version(self, headers: dict[str, str]) -> str | None:
+        return None if headers.get("x-pass") else "test"
+
+    async def answer(self, version: str, headers: dict[str, str], body: bytes) -> bytes | None:
+        if body.startswith(b"decline"):
+            return None
+        self.seen.append(body)
+        return sha(body)
+
+
+def _answering_in_protocol(*args: Any, **kwargs: Any) -> Awaitable[None]:
+    return _http_worker.serve(*args, plain=DigestRequests(), **kwargs)
+
+
+WORKERS = {
+    "ours": _http_worker.serve,
+    "ours-in-protocol": _answering_in_protocol,
+    "hypercorn": worker_serve,
+}
 
 
 @pytest.fixture(params=sorted(WORKERS))
@@ -70,9 +100,10 @@ def worker(request: pytest.FixtureRequest) -> str:
 
 @asynccontextmanager
 async def serving(
-    worker: str, app: App, **settings: Any
+    worker: str, app: App, *, plain: DigestRequests | None = None, **settings: Any
 ) -> AsyncIterator[tuple[int, trio.Event, trio.Event]]:
-    """(port, shutdown, finished) of `app` served by `worker` with the bridge's config."""
+    """(port, shutdown, finished) of `app` served by `worker` with the bridge's config (with
+    `plain`: by our worker answering those requests in the protocol)."""
     config = _config("127.0.0.1", 0)
     for name, value in settings.items():
         setattr(config, name, value)
@@ -80,9 +111,11 @@ async def serving(
     port = sockets.insecure_sockets[0].getsockname()[1]
     shutdown, finished = trio.Event(), trio.Event()
 
+    serve = WORKERS[worker] if plain is None else partial(_http_worker.serve, plain=plain)
+
     async def run() -> None:
         try:
-            await WORKERS[worker](
+            await serve(
                 ASGIWrapper(app),  # type: ignore[arg-type]
                 config,
                 sockets=sockets,
@@ -108,13 +141,20 @@ class Client:
     async def connect(cls, port: int) -> Client:
         return cls(await trio.open_tcp_stream("127.0.0.1", port))
 
-    async def send_request(self, path: str, body: bytes = b"", *, piece: int = 0) -> None:
-        """POST `body`, written `piece` bytes at a time (0: all at once)."""
-        headers = [("Host", "127.0.0.1"), ("Content-Length", str(len(body)))]
-        data = self.h11.send(h11.Request(method="POST", target=path, headers=headers))
-        data += self.h11.send(h11.Data(data=body)) + self.h11.send(h11.EndOfMessage())
+    async def send_request(
+        self, path: str, body: bytes = b"", *, piece: int = 0, extra: tuple[str, ...] = ()
+    ) -> None:
+        """POST `body`, written `piece` bytes at a time (0: all at once); `extra` headers are
+        names, each sent with the value 1."""
+        data = request_bytes(path, body, extra=extra)
+        self.sent_elsewhere()
         for start in range(0, len(data), piece or len(data)):
             await self.stream.send_all(data[start : start + (piece or len(data))])
+
+    def sent_elsewhere(self) -> None:
+        """Make our h11 expect a response to a request whose bytes were written directly."""
+        self.h11.send(h11.Request(method="POST", target="/", headers=[("Host", "x")]))
+        self.h11.send(h11.EndOfMessage())
 
     async def read_response(self) -> tuple[int, dict[str, str], bytes]:
         status, headers, body = 0, {}, b""
@@ -141,6 +181,14 @@ class Client:
     async def closed_by_server(self) -> bool:
         """Wait until the server closes the connection; True if it sent nothing more first."""
         return await self.stream.receive_some(65536) == b""
+
+
+def request_bytes(path: str, body: bytes = b"", *, extra: tuple[str, ...] = ()) -> bytes:
+    headers = [("Host", "127.0.0.1"), ("Content-Length", str(len(body)))]
+    headers += [(name, "1") for name in extra]
+    client = h11.Connection(h11.CLIENT)
+    data = client.send(h11.Request(method="POST", target=path, headers=headers))
+    return data + client.send(h11.Data(data=body)) + client.send(h11.EndOfMessage())
 
 
 def sha(body: bytes) -> bytes:
@@ -388,7 +436,7 @@ async def test_a_streamed_head_goes_out_before_the_body(worker: str) -> None:
     with trio.fail_after(10):
         async with serving(worker, two_part_app(gate, sized=False)) as (port, _, _):
             client = await Client.connect(port)
-            await client.send_request("/")
+            await client.send_request("/app")
             head = await _available(client.stream)
             assert head.startswith(b"HTTP/1.1 200 ") and head.endswith(b"\r\n\r\n")
             gate.set()
@@ -449,3 +497,112 @@ def test_worker_refuses_tls_sockets() -> None:
     finally:
         for sock in sockets.secure_sockets:
             sock.close()
+
+
+def recording_app(bodies: list[bytes]) -> App:
+    """`digest_app`, noting every body it answers."""
+    digest = digest_app()
+
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        async def noting_receive() -> dict[str, Any]:
+            message = await receive()
+            if not message.get("more_body", False):
+                bodies.append(b"".join([*parts, message.get("body", b"")]))
+            else:
+                parts.append(message.get("body", b""))
+            return message
+
+        parts: list[bytes] = []
+        await digest(scope, noting_receive, send)
+
+    return app
+
+
+# (path, body, extra headers): answered in the protocol, or by the app (declined by the rules,
+# another path, a header the rules refuse).
+MIXED = [
+    ("/", b"one", ()),
+    ("/", b"decline me", ()),
+    ("/other", b"two", ()),
+    ("/", b"three", ("x-pass",)),
+    ("/", b"four", ()),
+]
+
+
+@pytest.mark.parametrize("piece", [0, 1, 7])
+async def test_plain_requests_are_answered_in_the_protocol_the_rest_by_the_app(piece: int) -> None:
+    """On one kept-alive connection, plain requests never reach the app, whether a body arrives
+    with its head or a byte at a time; the others reach it whole; all answers in order."""
+    rules, app_bodies = DigestRequests(), []
+    with trio.fail_after(10):
+        async with serving("ours", recording_app(app_bodies), plain=rules) as (port, _, _):
+            client = await Client.connect(port)
+            answers = []
+            for path, body, extra in MIXED:
+                await client.send_request(path, body, piece=piece, extra=extra)
+                answers.append(await client.read_response())
+    assert [(status, answer) for status, _, answer in answers] == [
+        (200, sha(body)) for _, body, _ in MIXED
+    ]
+    assert rules.seen == [b"one", b"four"]
+    assert app_bodies == [b"decline me", b"two", b"three"]
+
+
+async def test_pipelined_requests_are_answered_in_order_in_either_place() -> None:
+    """Requests written in one go, plain and not, are answered in the order they came."""
+    rules, app_bodies = DigestRequests(), []
+    with trio.fail_after(10):
+        async with serving("ours", recording_app(app_bodies), plain=rules) as (port, _, _):
+            client = await Client.connect(port)
+            await client.stream.send_all(
+                b"".join(request_bytes(path, body, extra=extra) for path, body, extra in MIXED)
+            )
+            answers = []
+            for _ in MIXED:
+                client.sent_elsewhere()
+                answers.append(await client.read_response())
+    assert [answer for _, _, answer in answers] == [sha(body) for _, body, _ in MIXED]
+    assert rules.seen == [b"one", b"four"]
+
+
+async def test_a_body_over_the_rules_limit_reaches_the_app_whole() -> None:
+    """A plain request whose body outgrows `body_limit` mid-way is handed to the app with every
+    byte already read, in order."""
+    rules, app_bodies = DigestRequests(), []
+    body = bytes(range(256)) * 1024  # 256 KiB, four times the limit
+    with trio.fail_after(10):
+        async with serving("ours", recording_app(app_bodies), plain=rules) as (port, _, _):
+            client = await Client.connect(port)
+            await client.send_request("/", body, piece=4096)
+            answer = await client.read_response()
+            small = await client.request("/", b"small")
+    assert answer[2] == sha(body) and small[2] == sha(b"small")
+    assert app_bodies == [body]
+    assert rules.seen == [b"small"]
+
+
+async def test_a_connection_closed_mid_body_is_not_answered_and_serving_goes_on() -> None:
+    """A client gone half-way through a plain request's body gets nothing answered by the rules;
+    the next connection is served."""
+    rules = DigestRequests()
+    with trio.fail_after(10):
+        async with serving("ours", digest_app(), plain=rules) as (port, _, _):
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(request_bytes("/", b"0123456789")[:-5])
+            await stream.aclose()
+            answer = await (await Client.connect(port)).request("/", b"next")
+    assert answer[2] == sha(b"next")
+    assert rules.seen == [b"next"]
+
+
+async def test_a_malformed_body_gets_hypercorns_400(worker: str) -> None:
+    """A broken chunked body on a request the rules would take is refused with hypercorn's 400."""
+    head = b"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nTransfer-Encoding: chunked\r\n\r\n"
+    with trio.fail_after(10):
+        async with serving(worker, digest_app()) as (port, _, _):
+            stream = await trio.open_tcp_stream("127.0.0.1", port)
+            await stream.send_all(head + b"3\r\nabc\r\nzz\r\n")
+            received = b""
+            while chunk := await stream.receive_some(65536):
+                received += chunk
+    assert received.startswith(b"HTTP/1.1 400 ")
