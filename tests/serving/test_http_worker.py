@@ -606,3 +606,23 @@ async def test_a_malformed_body_gets_hypercorns_400(worker: str) -> None:
             while chunk := await stream.receive_some(65536):
                 received += chunk
     assert received.startswith(b"HTTP/1.1 400 ")
+
+
+async def test_a_response_larger_than_the_socket_buffers_arrives_whole(worker: str) -> None:
+    """A response the socket cannot take at once (the client reads only after the server has
+    filled its buffers) arrives byte for byte: the rest is written as the client drains it."""
+    big = bytes(range(256)) * (32 * 1024)  # 8 MiB
+
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise NotImplementedError
+        await _read_body(receive)
+        await _respond(send, big)
+
+    with trio.fail_after(20):
+        async with serving(worker, app) as (port, _, _):
+            client = await Client.connect(port)
+            await client.send_request("/app")
+            await trio.testing.wait_all_tasks_blocked()  # the server is stuck on a full socket
+            status, _, body = await client.read_response()
+    assert status == 200 and body == big

@@ -7,7 +7,8 @@ worker's Trio plumbing, not in the protocol code:
 - every request cancels the keep-alive idle-timeout task and starts a new one (`nursery.start`:
   a task spawn and a wait for it to report started), each step behind a `trio.Lock`;
 - every write takes a `trio.Lock` (a scheduler pass even when nobody else holds it), and the
-  empty write h11 produces at the end of a sized body costs another;
+  empty write h11 produces at the end of a sized body costs another; every successful socket
+  write passes through the scheduler once more;
 - every read sits in a new `fail_after(inf)` cancel scope when no read timeout is set;
 - the request body reaches the app through a memory channel: a scheduler pass per message;
 - a response goes out in two writes (head, then body), each waking the client;
@@ -17,14 +18,15 @@ This module keeps all of hypercorn's protocol layer (`hypercorn.protocol.Protoco
 h2 parsing, the HTTP stream state machine, ASGI scopes and events, error responses, keep-alive
 recycling, `keep_alive_max_requests`) and its ASGI lifespan, and replaces the Trio I/O around it
 through hypercorn's extension points: a `TCPServer` subclass (one idle watcher per connection
-whose deadline moves, a lock taken without a scheduler pass when free, a sized HTTP/1.1
-response's head written with its body), a `hypercorn.typing` `TaskGroup` whose per-request inbox
-wakes the app directly, and a `Config` subclass that formats the date once a second. Plain-TCP
-listeners only: Wind Tunnel serves no TLS.
+whose deadline moves, a lock taken without a scheduler pass when free, what the socket takes
+written at once, a sized HTTP/1.1 response's head written with its body), a `hypercorn.typing`
+`TaskGroup` whose per-request inbox wakes the app directly, and a `Config` subclass that formats
+the date once a second. Plain-TCP listeners only: Wind Tunnel serves no TLS.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import time
 from collections import deque
@@ -232,11 +234,29 @@ class _Connection(TCPServer):
         try:
             # Shielded as in hypercorn: a cancelled app must not leave half a response.
             with trio.CancelScope(shield=True):
-                await self.stream.send_all(data)
+                sent = self._send_now(data)
+                if sent < len(data):
+                    await self.stream.send_all(memoryview(data)[sent:])
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             await self.protocol.handle(Closed())
         finally:
             self.send_lock.release()
+
+    def _send_now(self, data: bytes) -> int:
+        """Write what the socket takes now; `send_all` waits for the rest.
+
+        Trio's `send` passes through the scheduler after every successful write; a response is
+        always followed by a read that waits (and so yields) when the client has nothing more.
+        """
+        fd = self.stream.socket.fileno()  # -1 once closed: never write to a reused number
+        if fd == -1:
+            raise trio.ClosedResourceError
+        try:
+            return os.write(fd, data)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:  # EPIPE, ECONNRESET, or EOF already sent
+            raise trio.BrokenResourceError from exc
 
     def _set_idle(self, idle: bool) -> None:
         self._idle = idle
