@@ -9,7 +9,9 @@ worker's Trio plumbing, not in the protocol code:
 - every write takes a `trio.Lock` (a scheduler pass even when nobody else holds it), and the
   empty write h11 produces at the end of a sized body costs another; every successful socket
   write passes through the scheduler once more;
-- every read sits in a new `fail_after(inf)` cancel scope when no read timeout is set;
+- every read sits in a new `fail_after(inf)` cancel scope when no read timeout is set, tries
+  the socket before waiting for it (a failed read per request), and passes through the
+  scheduler after it succeeds;
 - the request body reaches the app through a memory channel: a scheduler pass per message;
 - a response goes out in two writes (head, then body), each waking the client;
 - the Date header is formatted anew for every response.
@@ -18,10 +20,10 @@ This module keeps all of hypercorn's protocol layer (`hypercorn.protocol.Protoco
 h2 parsing, the HTTP stream state machine, ASGI scopes and events, error responses, keep-alive
 recycling, `keep_alive_max_requests`) and its ASGI lifespan, and replaces the Trio I/O around it
 through hypercorn's extension points: a `TCPServer` subclass (one idle watcher per connection
-whose deadline moves, a lock taken without a scheduler pass when free, what the socket takes
-written at once, a sized HTTP/1.1 response's head written with its body), a `hypercorn.typing`
-`TaskGroup` whose per-request inbox wakes the app directly, and a `Config` subclass that formats
-the date once a second. Plain-TCP listeners only: Wind Tunnel serves no TLS.
+whose deadline moves, reads that wait first, a lock taken without a scheduler pass when free,
+what the socket takes written at once, a sized HTTP/1.1 response's head written with its body),
+a `hypercorn.typing` `TaskGroup` whose per-request inbox wakes the app directly, and a `Config`
+subclass that formats the date once a second. Plain-TCP listeners only: Wind Tunnel serves no TLS.
 """
 
 from __future__ import annotations
@@ -190,15 +192,38 @@ class _Connection(TCPServer):
         if self.config.read_timeout is not None:
             await super()._read_data()
             return
-        while True:
-            try:
-                data = await self.stream.receive_some(MAX_RECV)
-            except (trio.ClosedResourceError, trio.BrokenResourceError):
-                break
-            await self.protocol.handle(RawData(bytes(data)))
+        while (data := await self._receive()) is not None:
+            await self.protocol.handle(RawData(data))
             if data == b"":
                 break
         await self.protocol.handle(Closed())
+
+    async def _receive(self) -> bytes | None:
+        """The next bytes from the client (b"" at its EOF); None once the socket is closed or
+        broken.
+
+        Trio's `receive_some` tries a read first, and when the client has sent nothing yet (the
+        usual case once a request is answered) that read fails and it waits; after a read that
+        succeeds it passes through the scheduler. Waiting first costs one scheduler pass and
+        one read per wake-up, and the wait is the checkpoint that keeps connections fair.
+        """
+        sock = self.stream.socket
+        # The fd is -1 once the socket is closed (here, or while we waited): never touch a
+        # number the OS may have given to another connection.
+        while sock.fileno() != -1:
+            try:
+                await trio.lowlevel.wait_readable(sock)
+            except trio.ClosedResourceError:
+                return None
+            if (fd := sock.fileno()) == -1:
+                return None
+            try:
+                return os.read(fd, MAX_RECV)
+            except BlockingIOError:
+                continue
+            except OSError:  # ECONNRESET and the like: the client is gone
+                return None
+        return None
 
     async def protocol_send(self, event: Event) -> None:
         if isinstance(event, RawData):
