@@ -743,18 +743,39 @@ async def _prepare(
     return configs
 
 
+# Plain calls are answered on the stdio reader thread, the rest of a call's work (router, event
+# line) happens on the main thread: each gets its own profiler (cProfile is per thread), from the
+# moment serving starts, so start-up is left out; the two are merged on the way out.
 PROFILED_STDIO = """\
-import cProfile, sys
+import cProfile, pstats, sys
+from windtunnel.mcp import _stdio
 from windtunnel.cli.main import main
-profiler = cProfile.Profile()
-profiler.enable()
+main_profiler, reader_profiler = cProfile.Profile(), cProfile.Profile()
+serve_fds, reader_run = _stdio.serve_fds, _stdio._Reader.run
+
+async def profiled_serve_fds(*args):
+    main_profiler.enable()
+    try:
+        await serve_fds(*args)
+    finally:
+        main_profiler.disable()
+
+def profiled_run(self):
+    reader_profiler.enable()
+    try:
+        reader_run(self)
+    finally:
+        reader_profiler.disable()
+
+_stdio.serve_fds, _stdio._Reader.run = profiled_serve_fds, profiled_run
 try:
     main(["serve", "--stdio", sys.argv[2]])
 except SystemExit:
     pass
 finally:
-    profiler.disable()
-    profiler.dump_stats(sys.argv[1])
+    stats = pstats.Stats(main_profiler)
+    stats.add(reader_profiler)
+    stats.dump_stats(sys.argv[1])
 """
 
 
@@ -774,7 +795,8 @@ async def _profile_stdio(work: Path, universe: Path, calls: int) -> dict[str, An
         stdio=(python, [str(script), str(stats), str(universe)], env),
     )
     await _measure(config, calls)
-    return summarize(stats, calls=calls + WARMUP + 1, top=10)
+    # The reader thread's blocking read is its wait for the client's next line.
+    return summarize(stats, calls=calls + WARMUP + 1, top=10, waits=("posix.read",))
 
 
 # -- the run -----------------------------------------------------------------------------------
@@ -989,8 +1011,10 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "### Where `wt serve --stdio` spends a call (cProfile, legacy era)",
         "",
-        f"Self time by package over {prof['calls']:,} calls (start-up included, amortized), "
-        "µs per call under cProfile (which inflates Python code ~1.5-2x: read the shares). "
+        f"Self time by package over {prof['calls']:,} calls, from the moment serving starts, "
+        "on both threads (the reader thread answers plain calls; the main thread runs the "
+        "router and the event line), less the waits for the next line; µs per call under "
+        "cProfile (which inflates Python code ~1.5-2x: read the shares). "
         "HTTP: see the `serve` section's profile.",
         "",
         "| package | µs/call | share |",

@@ -42,11 +42,13 @@ def _builtin_bucket(name: str) -> str:
     return OTHER
 
 
-def summarize(path: Path, *, calls: int, top: int = 12) -> dict[str, Any]:
+def summarize(
+    path: Path, *, calls: int, top: int = 12, waits: tuple[str, ...] = ()
+) -> dict[str, Any]:
     """Self time per bucket (share of the profiled total) and the costliest functions.
 
-    The idle wait for the next request (`epoll`, the stdin watcher thread) is left out: it is
-    time the server had nothing to do, not time a call costs.
+    The idle wait for the next request (`epoll`, the stdin watcher thread, and the functions
+    named in `waits`) is left out: it is time the server had nothing to do, not time a call costs.
     """
     stats = pstats.Stats(str(path))
     raw: dict[Any, Any] = stats.stats  # type: ignore[attr-defined]
@@ -59,6 +61,7 @@ def summarize(path: Path, *, calls: int, top: int = 12) -> dict[str, Any]:
             "poll" in name
             or "select" in name
             or name in ("<method 'acquire' of '_thread.lock' objects>",)
+            or any(fragment in name for fragment in waits)
         ):
             idle += tottime
             continue
