@@ -14,8 +14,10 @@ stdio and over HTTP, against:
 Each peer serves the same one-tool recording, recorded *through the peer's own recorder* in front
 of `wt serve` (agent-vcr's recorder hangs with pipe clients, so its cassette is built with its
 own pydantic models from mcp-rec's wire log). Consume-once peers get enough recorded calls for a
-whole measurement. Per measurement: start the server (HTTP) or let the client spawn it (stdio),
-connect, `list_tools`, warm up, then time N calls, checking every result. Rounds take turns.
+whole measurement. Per round and per transport and era: start every server (HTTP) or let a
+client spawn it (stdio), connect a client to each, `list_tools`, warm up; then the servers take
+turns, 25 calls at a time, until each has made N, every result checked, each timed on its own
+calls. Rounds rotate who goes first.
 A configuration that cannot be installed, recorded or served is a row with the measured reason.
 """
 
@@ -65,6 +67,7 @@ CACHE = (
 ROOT = Path(__file__).resolve().parents[2]
 ERAS = ("legacy", "auto")
 WARMUP = 5
+BLOCK = 25  # calls a server makes before the next one in its group takes its turn
 TARGETS = {"stdio": 0.85, "http": 0.80}
 _TRANSPORT_NAMES = {"stdio": "stdio", "http": "Streamable HTTP"}
 
@@ -274,7 +277,9 @@ def _check(result: Any) -> None:
         raise RuntimeError(f"unexpected result: {result!r}"[:300])
 
 
-async def _measure(config: Config, calls: int) -> dict[str, float]:
+@contextlib.asynccontextmanager
+async def _connected(config: Config) -> AsyncIterator[tuple[Any, float]]:
+    """(client, connect seconds) for `config`'s server, listed and warmed up; stopped after."""
     proc = None
     target = None
     try:
@@ -282,21 +287,76 @@ async def _measure(config: Config, calls: int) -> dict[str, float]:
             proc, target = await trio.to_thread.run_sync(config.start_http)
             if config.sse:
                 target = target.rsplit("/", 1)[0] + "/sse"
+        start = time.perf_counter()
         with trio.fail_after(60):
-            start = time.perf_counter()
             async with _client(config, target) as client:
                 await client.list_tools()
                 connect = time.perf_counter() - start
                 for _ in range(WARMUP):
                     _check(await client.call_tool(TOOL, CALL_ARGS))
-                t0 = time.perf_counter()
-                for _ in range(calls):
-                    _check(await client.call_tool(TOOL, CALL_ARGS))
-                wall = time.perf_counter() - t0
+                yield client, connect
     finally:
         if proc is not None:
             await trio.to_thread.run_sync(_stop, proc)
+
+
+async def _measure(config: Config, calls: int) -> dict[str, float]:
+    """One server on its own: N calls, timed."""
+    async with _connected(config) as (client, connect):
+        t0 = time.perf_counter()
+        with trio.fail_after(60 + calls * 0.1):
+            for _ in range(calls):
+                _check(await client.call_tool(TOOL, CALL_ARGS))
+        wall = time.perf_counter() - t0
     return {"per_s": calls / wall, "us_per_call": wall / calls * 1e6, "connect_s": connect}
+
+
+async def _measure_together(
+    configs: list[Config], calls: int, repeat: int
+) -> dict[str, dict[str, float] | str]:
+    """The servers of one transport and era side by side, each with its own connected client,
+    taking turns `BLOCK` calls at a time until each has made `calls`: a burst of background
+    load on this shared machine falls on all of them alike, so their ratios hold. Returns
+    each server's figures, or the reason it failed (the others carry on)."""
+    out: dict[str, dict[str, float] | str] = {}
+    live: list[tuple[Config, Any, float]] = []
+    spent: dict[str, float] = {}
+    try:
+        async with contextlib.AsyncExitStack() as stack:
+            for config in turns(configs, repeat):
+                try:
+                    client, connect = await stack.enter_async_context(_connected(config))
+                except Exception as exc:  # a measured failure is a row
+                    out[_key(config)] = _describe(exc)
+                    continue
+                live.append((config, client, connect))
+                spent[_key(config)] = 0.0
+            for block, done in enumerate(range(0, calls, BLOCK)):
+                for config, client, _ in turns(live, block):
+                    key = _key(config)
+                    if key in out:
+                        continue
+                    try:
+                        t0 = time.perf_counter()
+                        with trio.fail_after(60):
+                            for _ in range(min(BLOCK, calls - done)):
+                                _check(await client.call_tool(TOOL, CALL_ARGS))
+                        spent[key] += time.perf_counter() - t0
+                    except Exception as exc:
+                        out[key] = _describe(exc)
+    except Exception as exc:  # closing a client whose server failed: keep the first reason
+        for config, _, _ in live:
+            out.setdefault(_key(config), _describe(exc))
+    for config, _, connect in live:
+        key = _key(config)
+        if key not in out:
+            wall = spent[key]
+            out[key] = {
+                "per_s": calls / wall,
+                "us_per_call": wall / calls * 1e6,
+                "connect_s": connect,
+            }
+    return out
 
 
 def _describe(exc: BaseException) -> str:
@@ -833,24 +893,22 @@ async def _run(options: argparse.Namespace, data: dict[str, Any]) -> None:
         runnable = [c for c in configs if c.failure is None]
         samples: dict[str, list[dict[str, float]]] = {_key(c): [] for c in configs}
         errors: dict[str, str] = {}
+        groups: dict[tuple[str, str], list[Config]] = {}
+        for config in runnable:
+            groups.setdefault((config.transport, config.era), []).append(config)
         for r in range(rounds):
-            for config in turns(runnable, r):
-                key = _key(config)
-                if key in errors:
-                    continue
-                try:
-                    samples[key].append(await _measure(config, calls))
-                except Exception as exc:  # a measured failure is a row
-                    errors[key] = _describe(exc)
-                print(  # progress
-                    f"peers: round {r + 1}/{rounds} {key}: "
-                    + (
-                        f"{samples[key][-1]['per_s']:,.0f}/s"
-                        if key not in errors
-                        else f"FAILED {errors[key]}"
-                    ),
-                    flush=True,
+            for group in turns(list(groups.values()), r):
+                measured = await _measure_together(
+                    [c for c in group if _key(c) not in errors], calls, r
                 )
+                for key, result in measured.items():
+                    if isinstance(result, str):
+                        errors[key] = result
+                        progress = f"FAILED {result}"
+                    else:
+                        samples[key].append(result)
+                        progress = f"{result['per_s']:,.0f}/s"
+                    print(f"peers: round {r + 1}/{rounds} {key}: {progress}", flush=True)
         profile = await _profile_stdio(work, universe, 200 if options.quick else 2000)
     rows = []
     for c in configs:
@@ -966,8 +1024,11 @@ def markdown(data: dict[str, Any]) -> str:
     out += [
         f"Workload: {data['calls']} sequential `tools/call get_weather {{city: Paris}}` through "
         "`mcp.Client` (mcp 2.3.0, this process, Trio) after `list_tools` and "
-        f"{data['warmup']} warm-up calls, every result checked; a fresh server per measurement; "
-        f"{data['rounds']} rounds, configurations taking turns; cells median [min - max]. "
+        f"{data['warmup']} warm-up calls, every result checked; fresh servers every round. "
+        "Within a round, the servers of one transport and era are up side by side, each with "
+        f"its own client, and take turns {BLOCK} calls at a time (a burst of background load "
+        "falls on all of them alike); rounds rotate who goes first. "
+        f"{data['rounds']} rounds; cells median [min - max]. "
         '`legacy` is `mode="legacy"` (the `initialize` handshake); `auto` is the default '
         "(probes `server/discover`, the 2026-07-28 era, `_meta` stamped on every request). "
         "Each peer serves a recording made through its own recorder in front of `wt serve` "
