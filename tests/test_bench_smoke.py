@@ -184,21 +184,23 @@ def test_peer_verdicts_rank_only_peers_on_the_same_transport() -> None:
     finally:
         sys.path.remove(str(ROOT / "scripts"))
 
-    def row(name: str, per_s: float, *, sse: bool = False, of_ceiling: float = 0.5) -> Any:
+    def row(name: str, rounds: list[float], *, sse: bool = False, of_ceiling: float = 0.5) -> Any:
         return {
             "name": name,
             "transport": "http",
             "era": "legacy",
             "sse": sse,
-            "metrics": {"per_s": {"median": per_s}},
+            "metrics": {"per_s": {"median": sorted(rounds)[len(rounds) // 2]}},
+            "raw_per_s": rounds,
             "of_ceiling": of_ceiling,
         }
 
     rows = [
-        row("ceiling", 1000, of_ceiling=1.0),
-        row("windtunnel", 820, of_ceiling=0.82),
-        row("agent-vcr", 930, sse=True),
-        row("mcp-recorder", 790),
+        row("ceiling", [1000, 1100, 900], of_ceiling=1.0),
+        row("windtunnel", [820, 900, 700], of_ceiling=0.82),
+        row("agent-vcr", [930, 1000, 800], sse=True),
+        row("mcp-recorder", [790, 800, 710]),
+        row("mcp-cassette", [500, 600, 400]),
     ]
     assert _verdicts(rows) == [
         {
@@ -214,9 +216,13 @@ def test_peer_verdicts_rank_only_peers_on_the_same_transport() -> None:
         },
         {
             "target": "ahead of every peer on Streamable HTTP (legacy)",
-            "value": "ours 820/s vs best peer mcp-recorder 790/s",
+            "value": "ours x1.04 the closest peer, mcp-recorder (median of per-round ratios; "
+            "820/s vs 790/s)",
             "verdict": "PASS",
         },
     ]
-    rows[3]["metrics"]["per_s"]["median"] = 830
-    assert _verdicts(rows)[2]["verdict"] == "MISS"
+    # Ranked round by round: a peer slower in its median but faster in most rounds leads.
+    rows[3]["raw_per_s"] = [830, 950, 650]
+    ranked = _verdicts(rows)[2]
+    assert ranked["verdict"] == "MISS"
+    assert ranked["value"].startswith("ours x0.99 the closest peer, mcp-recorder")
