@@ -1099,19 +1099,21 @@ def markdown(data: dict[str, Any]) -> str:
 
 
 ANALYSIS = """\
-**Why we trail the ceilings and the thinnest peers, and what would close the gap.** The ceilings
-and mcp-rec answer a line with a dict lookup and a write: ~10 µs of server work. `tools/call` no
-longer crosses the official SDK's server stack (pydantic models in and out, a task per request,
-two anyio memory streams) on either transport: plain valid calls are answered from the replay
-engine with the SDK's exact response (`mcp/_fast_call.py` over HTTP, `mcp/_stdio_fast.py` over
-stdio, sharing `mcp/_plain_call.py`). Over HTTP, hypercorn's protocol code now runs on our own
-Trio worker (`mcp/_http_worker.py`, see `serve`), and `wt serve` hands each call to its router
-without a scheduler pass and writes event lines directly: A/B through this client, 952 → 820 µs
-per call (legacy) and 978 → 860 (auto). The server's CPU is on the critical path of every call;
-what is left is hypercorn's protocol layer, h11's pure-Python parsing and Trio's socket calls,
-~190 µs per request even for canned bytes (a bare Trio + h11 loop: ~110 µs), against ~40 µs for
-the asyncio responders of the ceiling and the peers. Over stdio, what is left is split about
-evenly between Trio's own loop (our stdio loop answering canned bytes reaches ~84% of the
-blocking canned responder) and our per-call work: the replay engine and its call log, the
-`tool_call` event line on stderr, and the SDK's validation and serializer, kept so that answers
-stay byte-identical to the SDK path."""
+**Where the time goes, and what would close the rest.** Through the SDK client the server's
+CPU is on the critical path of every call: each row is "client time + server time", and the
+ceilings and mcp-rec answer with a dict lookup and a write (~10 µs of server work). Our
+`tools/call` never crosses the SDK's server stack (pydantic models in and out, a task per
+request, two anyio memory streams): plain valid calls are answered from the replay engine with
+the SDK's exact bytes (`mcp/_plain_call.py`, tested byte for byte against the SDK path).
+**stdio**: a reader thread (`mcp/_stdio.py`) reads stdin with blocking reads and answers plain
+calls as it reads them, with no Trio scheduler pass per line; listeners (router, event line)
+hear of a call after its answer is written; what is left is the write that wakes the client and
+our replay engine and call log (the profile above). **HTTP**: plain calls are answered inside
+hypercorn's HTTP/1.1 protocol (`mcp/_h11_fast.py`, see `serve`), on our own Trio worker whose
+reads wait first and whose writes go out at once (`mcp/_http_worker.py`): the recorded server
+costs about what a bare Trio + h11 loop serving canned bytes costs. The rest of the gap to the
+asyncio ceiling is that floor: h11's pure-Python parsing and validation and Trio's socket calls,
+~150-200 µs of server CPU per request on this machine against ~40-80 µs for the asyncio
+responder; closing it needs a C HTTP parser, which hypercorn (the chosen stack) does not use.
+Against mcp-rec over stdio the two are level (within a few % either way from run to run):
+both spend most of a call in the client and in the write that wakes it."""
