@@ -63,7 +63,7 @@ def digest_app(gates: dict[str, trio.Event] | None = None) -> App:
 
 class DigestRequests:
     """Plain-request rules answering POSTs to `/` as `digest_app` does, except bodies that start
-    with `decline`; `seen` lists the bodies answered."""
+    with `decline` (passed on) or `crash` (raises); `seen` lists the bodies answered."""
 
     target = b"/"
     body_limit = 64 * 1024
@@ -77,6 +77,8 @@ class DigestRequests:
     async def answer(self, version: str, headers: dict[str, str], body: bytes) -> bytes | None:
         if body.startswith(b"decline"):
             return None
+        if body.startswith(b"crash"):
+            raise RuntimeError("the rules crashed")
         self.seen.append(body)
         return sha(body)
 
@@ -626,3 +628,22 @@ async def test_a_response_larger_than_the_socket_buffers_arrives_whole(worker: s
             await trio.testing.wait_all_tasks_blocked()  # the server is stuck on a full socket
             status, _, body = await client.read_response()
     assert status == 200 and body == big
+
+
+async def test_rules_that_crash_get_a_500_and_the_server_goes_on(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """An exception while answering a plain request is logged, answered with a 500 and closes
+    that connection, as hypercorn does for an app that crashes; other connections are served."""
+    rules = DigestRequests()
+    with trio.fail_after(10):
+        async with serving("ours", digest_app(), plain=rules) as (port, _, _):
+            client = await Client.connect(port)
+            crashed = await client.request("/", b"crash now")
+            assert await client.closed_by_server()
+            fine = await (await Client.connect(port)).request("/", b"fine")
+    assert crashed[0] == 500
+    assert fine[::2] == (200, sha(b"fine"))
+    assert [r.getMessage() for r in caplog.records if r.exc_info] == [
+        "answering a plain tools/call failed"
+    ]

@@ -1,13 +1,15 @@
 """Plain `tools/call` requests answered inside hypercorn's HTTP/1.1 protocol, before any ASGI.
 
-With `FastToolCalls` in front of the SDK app, a plain call costs ~20 µs of MCP and replay work
-and ~190 µs of HTTP stack: most of that is hypercorn's per-request machinery between h11 and the
-app (an `HTTPStream`, its ASGI scope and events, a task for the app, its receive queue). This
+With only `FastToolCalls` in front of the SDK app, a plain call cost ~20 µs of MCP and replay
+work and ~190 µs of HTTP stack (docs/benchmarks.md), much of it hypercorn's per-request
+machinery between h11 and the app: an `HTTPStream`, its ASGI scope and events, a task for the
+app, its receive queue. This
 protocol is hypercorn's `H11Protocol` with one more step: a request whose head the shared rules
 (`_fast_call.HTTPPlainCalls`) accept has its body gathered here (clients often write it apart
 from the head); if the rules answer the whole request, the response goes out through the same h11
 connection, which is recycled as hypercorn does, with the bytes the ASGI path would send
-(`tests/serving/test_h11_fast_path.py` compares them). Everything else — other targets and
+(`tests/serving/test_fast_path.py` compares them; `tests/serving/test_http_worker.py` holds the
+connection behaviour to hypercorn's). Everything else — other targets and
 methods, `Expect` and `Upgrade`, bodies over the limit, requests the rules decline, protocol
 errors, connections closed mid-body — takes hypercorn's own steps, in the same order, with the
 events already read.
@@ -17,6 +19,7 @@ No access log is written for the requests answered here: `_http` serves with non
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -130,7 +133,16 @@ class FastH11Protocol(H11Protocol):
             return False  # more of the body when the socket has it
         if isinstance(event, h11.EndOfMessage):
             body = b"".join(data.data for data in pending.body)
-            answer = await self._plain.answer(pending.version, pending.headers, body)
+            try:
+                answer = await self._plain.answer(pending.version, pending.headers, body)
+            except Exception:
+                # As hypercorn treats an app that crashes before responding: log it, answer
+                # 500 and close this connection; the server and its other connections go on.
+                self._pending = None
+                logging.getLogger("windtunnel").exception("answering a plain tools/call failed")
+                await self._send_error_response(500)
+                await self.send(_CLOSED)
+                return False
             if answer is not None:
                 self._pending = None
                 await self._respond(answer)
