@@ -215,3 +215,14 @@ async def test_plain_calls_answered_in_the_protocol_are_byte_identical_to_the_as
     assert reached_in == 3 + 6
     assert all(a.same_call(b) for a, b in zip(log_in, log_asgi, strict=True))
     assert len(log_in) == len(log_asgi) == 3 * len(CALLS) + 1
+
+
+async def test_plain_calls_for_another_path_are_refused() -> None:
+    """Rules written for one path cannot be served at another: a clear error, not silence."""
+    server = RecordedMCPServer(COMPAT_UNIVERSE)
+    sdk = server.sdk_server()
+    plain = HTTPPlainCalls(
+        path="/other", tools=[], answer=server.handle_call, server=sdk, loopback_only=True
+    )
+    with trio.fail_after(10), pytest.raises(ValueError, match="'/other' on a server at '/mcp'"):
+        await _http.serve_http(sdk, plain_calls=plain)

@@ -2,12 +2,14 @@
 
 Profiles put ~0.4 ms of server CPU per call in the SDK's per-request machinery (a stateless
 session, tasks and memory-stream hops, pydantic validation), against ~0.01 ms in our matcher.
-This ASGI layer sits in front of the SDK app and answers only requests it can prove are plain,
-valid `tools/call`s, in either protocol era, for a declared tool; it sends the same response the
-SDK would (`_plain_call`, shared with the stdio fast path). Anything else (other methods, unknown
-tools, odd headers, bad JSON, foreign Host or Origin, bodies near the limit, 2026-07-28 requests
-with `Mcp-Param-*` headers) goes to the SDK untouched, so errors and edge cases keep the SDK's
-exact behaviour.
+`HTTPPlainCalls` holds the rules: only requests it can prove are plain, valid `tools/call`s,
+in either protocol era, for a declared tool are answered, with the same response the SDK would
+send (`_plain_call`, shared with the stdio fast path). Two places apply them: `FastToolCalls`, an
+ASGI layer in front of the SDK app, and `_h11_fast`, inside hypercorn's HTTP/1.1 protocol before
+any ASGI (HTTP/1.1 requests are answered there; the ASGI layer serves HTTP/2). Anything else
+(other methods, unknown tools, odd headers, bad JSON, foreign Host or Origin, bodies near the
+limit, 2026-07-28 requests with `Mcp-Param-*` headers) goes to the SDK untouched, so errors and
+edge cases keep the SDK's exact behaviour.
 """
 
 from __future__ import annotations

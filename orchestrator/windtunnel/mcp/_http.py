@@ -87,6 +87,8 @@ async def serve_http(
         host=host,
         max_request_body_size=MAX_REQUEST_BODY,
     )
+    if plain_calls is not None and plain_calls.path != path:
+        raise ValueError(f"plain calls at {plain_calls.path!r} on a server at {path!r}")
     served: Any = app
     if plain_calls is not None:
         served = FastToolCalls(app, plain_calls)
