@@ -3,8 +3,11 @@ full disks and signals each end with a clear reason, valid results and nothing l
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import re
 import resource
 import signal
 import socket
@@ -199,15 +202,18 @@ async def test_universe_deleted_after_the_pack_loaded(tmp_path: Path) -> None:
     assert len(rows) == 2
 
 
-def _ok_pack(root: Path, n: int, marker: str, *, hang_after: int | None = None) -> Path:
-    """`n` scenarios answering at once; with `hang_after`, later ones wait for a flag file."""
+def _ok_pack(
+    root: Path, n: int, marker: str, *, hang_after: int | None = None, prefix: str = "s"
+) -> Path:
+    """`n` scenarios answering at once; with `hang_after`, later ones wait for a flag file.
+    Scenarios are named `prefix` and a number."""
     (root / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
     flag = root / "hang"
     if hang_after is not None:
         flag.write_text("1")
     agent = (
         "import os, sys, time\n"
-        f"while int(sys.argv[1][1:]) >= {hang_after if hang_after is not None else n} "
+        f"while int(sys.argv[1][{len(prefix)}:]) >= {hang_after if hang_after is not None else n} "
         f"and os.path.exists({str(flag)!r}):\n"
         "    time.sleep(0.05)\n"
         "print('answer ' + sys.argv[1])\n"
@@ -217,7 +223,7 @@ def _ok_pack(root: Path, n: int, marker: str, *, hang_after: int | None = None) 
         f'command = ["{{python}}", "-c", {json.dumps(agent)}, "{{scenario}}", "{marker}"]\n'
     )
     body = "".join(
-        f'[[scenario]]\nname = "s{i:03d}"\ntask = "t"\nupstreams = {{ crm = "crm.universe.json" }}\n'
+        f'[[scenario]]\nname = "{prefix}{i:03d}"\ntask = "t"\nupstreams = {{ crm = "crm.universe.json" }}\n'
         f'[[scenario.plan]]\ntool = "motd"\n'
         for i in range(n)
     )
@@ -505,3 +511,37 @@ async def test_unit_errors_from_inside_task_groups_are_unwrapped() -> None:
     # Unwrapped to its cause, with the fix for that cause.
     hint = f" (open-file limit {open_file_limit()}; raise it with ulimit -n)"
     assert trace.error == "unexpected OSError: [Errno 24] Too many open files" + hint
+
+
+async def test_wt_run_finishes_while_nobody_reads_its_stderr(tmp_path: Path) -> None:
+    """A parent that pipes `wt run`'s stderr and reads it only later (a common harness pattern)
+    gets a finished run: lines that do not fit in the full pipe are dropped, never waited on,
+    and the ones that fit are whole lines."""
+    units = 150
+    pack = _ok_pack(tmp_path, units, "x", prefix="scenario_with_a_long_name_" + "x" * 70)
+    read_end, write_end = os.pipe()
+    fcntl.fcntl(write_end, fcntl.F_SETPIPE_SZ, 4096)  # fills after a few dozen progress lines
+    try:
+        with trio.fail_after(120):
+            done = await trio.run_process(
+                [*WT, "run", str(pack), "-o", str(tmp_path / "run"), "--progress", "plain"],
+                capture_stdout=True,
+                stderr=write_end,
+                check=False,
+            )
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as pipe:
+            received = pipe.read()
+    finally:
+        for fd in (read_end, write_end):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+    assert done.returncode == 0
+    assert done.stdout.decode().strip() == str(tmp_path / "run")
+    assert len(read_results(tmp_path / "run", with_calls=False)) == units
+    lines = received.decode().splitlines(keepends=True)
+    assert 0 < len(lines) < units  # the pipe held some, the rest were dropped
+    assert all(
+        re.fullmatch(r"PASS  scenario_with_a_long_name_x+\d{3}#0 \(\d+\.\d\ds\)\n", line)
+        for line in lines
+    )

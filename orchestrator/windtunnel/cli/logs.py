@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Literal, Protocol, TextIO, cast
+from typing import Literal, TextIO, cast
 
 import structlog
 
+from ..runner.progress import TextStream
 from .accept_errors import install_accept_filter
 
 __all__ = ["LogFormat", "LogStream", "configure_logging"]
@@ -15,14 +16,8 @@ __all__ = ["LogFormat", "LogStream", "configure_logging"]
 LogFormat = Literal["auto", "json", "console"]
 
 
-class LogStream(Protocol):
-    """What log lines are printed to: `sys.stderr`, a file, or a `PipeTextStream`."""
-
-    def write(self, text: str, /) -> int: ...
-
-    def flush(self) -> None: ...
-
-    def isatty(self) -> bool: ...
+LogStream = TextStream
+"""What log lines are printed to: `sys.stderr`, a file, a `PipeTextStream` or `StderrLines`."""
 
 
 class _CurrentStderr:

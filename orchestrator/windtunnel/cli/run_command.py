@@ -6,7 +6,6 @@ import argparse
 import re
 import shlex
 import signal
-import sys
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from ..runner.scenario import ScenarioPack
 from ..runner.summary import Summary, summarize
 from . import scale_run
 from .logs import configure_logging
+from .stderr_lines import StderrLines
 
 __all__ = ["register_run"]
 
@@ -76,7 +76,8 @@ def _agent(args: argparse.Namespace) -> AgentSpec | None:
 
 
 def run_run(args: argparse.Namespace) -> int:
-    configure_logging()
+    stderr = StderrLines()  # progress and logs: a full pipe nobody reads must not stall the run
+    configure_logging(stream=stderr)
     pack = load_pack(args.pack)
     # The pack's name is data from the pack file: it must not steer the default outside runs/.
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", pack.name).lstrip(".")[:80] or "pack"
@@ -91,7 +92,7 @@ def run_run(args: argparse.Namespace) -> int:
         feed_port=args.feed_port,
     )
     live = {"auto": None, "live": True, "plain": False}[args.progress]
-    progress = Progress(sys.stderr, live=live)
+    progress = Progress(stderr, live=live)
     parallel = scale_run.wants_workers(args)
     if args.shard is not None:
         options = scale_run.shard_options(pack, args.shard, options)
@@ -103,7 +104,7 @@ def run_run(args: argparse.Namespace) -> int:
         # 82 -> 99 scenarios/s at concurrency 8, 70 -> 106 at 128).
         tune_gc_for_serving()
         interrupted, summary = trio.run(_run, pack, options, progress)
-    _report(summary, run_dir, interrupted)
+    _report(summary, run_dir, interrupted, stderr)
     if interrupted:
         return EXIT_INTERRUPTED
     return 0 if summary.ok else 1
@@ -136,12 +137,15 @@ async def _run(
     return interrupted, summary
 
 
-def _report(summary: Summary, run_dir: Path, interrupted: bool) -> None:
+def _report(summary: Summary, run_dir: Path, interrupted: bool, stderr: StderrLines) -> None:
     state = "interrupted" if interrupted else ("passed" if summary.ok else "FAILED")
     print(
         f"{summary.pack}: {state}: {summary.passed} passed, {summary.failed} failed, "
         f"{summary.errors} errors of {summary.total}; divergences {summary.divergences}",
-        file=sys.stderr,
+        file=stderr,
     )
-    print(f"report: {run_dir / 'report.html'}", file=sys.stderr)
+    print(f"report: {run_dir / 'report.html'}", file=stderr)
+    if stderr.dropped:
+        print(f"wt: {stderr.dropped} stderr line(s) dropped: nobody read the pipe", file=stderr)
+    stderr.flush()
     print(str(run_dir))

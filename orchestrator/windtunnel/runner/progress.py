@@ -4,18 +4,28 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import TextIO
+from typing import Protocol
 
 from .trace import Trace
 
-__all__ = ["Progress"]
+__all__ = ["Progress", "TextStream"]
+
+
+class TextStream(Protocol):
+    """What progress (and log) lines are written to: `sys.stderr`, a file, or a wrapper."""
+
+    def write(self, text: str, /) -> int: ...
+
+    def flush(self) -> None: ...
+
+    def isatty(self) -> bool: ...
 
 
 class Progress:
     """`start(total)`, `unit_started()`, `unit_finished(trace)`, `close()`."""
 
-    def __init__(self, stream: TextIO | None = None, *, live: bool | None = None) -> None:
-        self.stream = stream if stream is not None else sys.stderr
+    def __init__(self, stream: TextStream | None = None, *, live: bool | None = None) -> None:
+        self.stream: TextStream = stream if stream is not None else sys.stderr
         self.live = self.stream.isatty() if live is None else live
         self.total = 0
         self.done = 0
