@@ -300,17 +300,6 @@ async def _connected(config: Config) -> AsyncIterator[tuple[Any, float]]:
             await trio.to_thread.run_sync(_stop, proc)
 
 
-async def _measure(config: Config, calls: int) -> dict[str, float]:
-    """One server on its own: N calls, timed."""
-    async with _connected(config) as (client, connect):
-        t0 = time.perf_counter()
-        with trio.fail_after(60 + calls * 0.1):
-            for _ in range(calls):
-                _check(await client.call_tool(TOOL, CALL_ARGS))
-        wall = time.perf_counter() - t0
-    return {"per_s": calls / wall, "us_per_call": wall / calls * 1e6, "connect_s": connect}
-
-
 async def _measure_together(
     configs: list[Config], calls: int, repeat: int
 ) -> dict[str, dict[str, float] | str]:
@@ -854,7 +843,9 @@ async def _profile_stdio(work: Path, universe: Path, calls: int) -> dict[str, An
         "",
         stdio=(python, [str(script), str(stats), str(universe)], env),
     )
-    await _measure(config, calls)
+    result = (await _measure_together([config], calls, 0))[_key(config)]
+    if isinstance(result, str):
+        raise RuntimeError(f"profiled stdio server failed: {result}")
     # The reader thread's blocking read is its wait for the client's next line.
     return summarize(stats, calls=calls + WARMUP + 1, top=10, waits=("posix.read",))
 
