@@ -45,12 +45,13 @@ LABELS = {
 # Cumulative cost of the layers we can name, per call (cProfile, so inflated alike).
 _MANAGER = "mcp/server/streamable_http_manager.py"
 LAYERS = {
-    "our Trio worker: read loop (h11 parsing, request dispatch)": "mcp/_http_worker.py:_read_data",
+    "our Trio worker: read loop (request reading, dispatch)": "mcp/_http_worker.py:_read_data",
+    "our head reader (the one request shape, no h11)": "mcp/_http_head.py:read_head",
     "our Trio worker: socket writes": "mcp/_http_worker.py:_write",
     "hypercorn: HTTP/1.1 stream handling": "hypercorn/protocol/http_stream.py:handle",
     "SDK: per-request stateless transport + server task": f"{_MANAGER}:run_stateless_server",
     "our on_call_tool handler (answer + result mapping)": "windtunnel/mcp/_bridge.py:on_call_tool",
-    "our in-protocol answer (body, answer, response, recycle)": "mcp/_h11_fast.py:_plain_body",
+    "our in-protocol answer (head, body, answer, response)": "mcp/_h11_fast.py:_answer_plain",
     "our fast path (answer + result mapping + JSON)": "windtunnel/mcp/_fast_call.py:answer",
     "our Replay.call (matcher + call log)": "windtunnel/replay.py:call",
     "our to_call_tool_result (pydantic)": "windtunnel/mcp/_bridge.py:to_call_tool_result",
@@ -236,25 +237,27 @@ def markdown(data: dict[str, Any]) -> str:
 
 ANALYSIS = """\
 **Reading it.** A plain, valid `tools/call` of a declared tool is answered inside hypercorn's
-HTTP/1.1 protocol (`mcp/_h11_fast.py`): once h11 has parsed the request and its body, the
-shared rules (`mcp/_fast_call.py`) answer it from the replay engine with the bytes the SDK's
-path would send, written through the same h11 connection, with no HTTP stream object, ASGI
-scope, app task or receive queue (tests compare the bytes with the ASGI path, and run every
-worker behaviour test with it on). Everything else (other methods, unknown tools, odd headers,
-foreign Host/Origin, large bodies, HTTP/2) takes hypercorn's own steps to the SDK app. That is
-why the recorded server is now faster than the canned rows, which answer through an ASGI app:
-its per-request cost sits next to the bare Trio + h11 loop's. hypercorn's stock Trio worker
-spends most of its time in Trio plumbing around the protocol code, not in HTTP: per request it
-cancels and re-spawns the keep-alive timeout task (`nursery.start`, under a `trio.Lock`), takes
-a lock that costs a scheduler pass before every write, writes the head and the body separately,
-wraps every read in a fresh `fail_after(inf)` scope, and passes each body message through a
-memory channel (a scheduler pass each). `mcp/_http_worker.py` keeps hypercorn's protocol code
-(h11/h2 parsing, HTTP stream state, ASGI events, error responses, keep-alive recycling,
-lifespan) and replaces only that shell: one idle watcher per connection whose deadline moves,
-reads that wait for the socket first, the lock taken without a scheduler pass when free, what
-the socket takes written at once, a sized response written in one send, a per-request inbox that
-wakes the app directly, the Date header formatted once a second (tests hold both workers to the
-same keep-alive, shutdown, backpressure, crash and HTTP/2 behaviour). What is left is the floor
-itself: h11's pure-Python parsing and validation (~40% of the recorded server's time) and Trio's
-socket calls, several times what an asyncio responder needs (see `peers`); closing that needs a
-C HTTP parser, which hypercorn does not use."""
+HTTP/1.1 protocol (`mcp/_h11_fast.py`) before h11 sees it: while h11 sits between requests with
+nothing buffered, the bytes that arrive are read as the one request shape an MCP client sends
+for a call (`mcp/_http_head.py`: `POST <path> HTTP/1.1`, CRLF lines, token names, one
+`Content-Length`, `Host`, no framing or upgrade headers; a Hypothesis test checks that every
+head it accepts h11 reads the same). The shared rules (`mcp/_fast_call.py`) answer it from the
+replay engine with the bytes the SDK's path would send, in one write, with no h11 events, HTTP
+stream object, ASGI scope, app task or receive queue (tests compare the bytes with the ASGI path,
+and run every worker behaviour test with it on). Everything else (other methods and shapes,
+unknown tools, odd headers, foreign Host/Origin, large bodies, HTTP/2) is handed to h11 as the
+bytes that came and takes hypercorn's own steps to the SDK app. That is why the recorded server
+is faster than every canned row here, the bare Trio + h11 loop included: it does less HTTP work
+per call than h11 does. hypercorn's stock Trio worker spends most of its time in Trio plumbing
+around the protocol code, not in HTTP: per request it cancels and re-spawns the keep-alive
+timeout task (`nursery.start`, under a `trio.Lock`), takes a lock that costs a scheduler pass
+before every write, writes the head and the body separately, wraps every read in a fresh
+`fail_after(inf)` scope, and passes each body message through a memory channel (a scheduler pass
+each). `mcp/_http_worker.py` keeps hypercorn's protocol code (h11/h2 parsing, HTTP stream
+state, ASGI events, error responses, keep-alive recycling, lifespan) and replaces only that
+shell: one idle watcher per connection whose deadline moves, reads that wait for the socket
+first, the lock taken without a scheduler pass when free, what the socket takes written at
+once, a sized response written in one send, a per-request inbox that wakes the app directly,
+the Date header formatted once a second (tests hold both workers to the same keep-alive,
+shutdown, backpressure, crash and HTTP/2 behaviour). What is left per call is Trio's socket
+wait and our replay engine (the profile above)."""

@@ -647,3 +647,78 @@ async def test_rules_that_crash_get_a_500_and_the_server_goes_on(
     assert [r.getMessage() for r in caplog.records if r.exc_info] == [
         "answering a plain tools/call failed"
     ]
+
+
+# Byte streams a client may write; requests to `/` are plain ones. Those cut short are followed
+# by the client's EOF, those that do not end with a close by CLOSER: the app answers a request
+# only while the connection is open (hypercorn treats EOF as a disconnect), so each run ends
+# the same way.
+CUT_SHORT = ("a head cut short", "a body cut short")
+CLOSING = ("the client asks to close", "a plain request, then HTTP/1.0")
+CLOSER = b"POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+ODD_STREAMS = {
+    "a head cut short": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Le",
+    "a body cut short": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n01234",
+    "the client asks to close": (
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\nhi"
+    ),
+    "a plain request, then garbage": request_bytes("/", b"one") + b"BAD\r\n\r\n",
+    "a plain request, then HTTP/1.0": (
+        request_bytes("/", b"one") + b"POST / HTTP/1.0\r\nContent-Length: 2\r\n\r\nhi"
+    ),
+    "pipelined, plain and not": b"".join(request_bytes(p, b, extra=e) for p, b, e in MIXED),
+    "a blank line first": b"\r\n" + request_bytes("/", b"one"),
+    "bare LF line ends": b"POST / HTTP/1.1\nHost: x\nContent-Length: 2\n\nhi",
+    "a chunked body": (
+        b"POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nhi\r\n0\r\n\r\n"
+    ),
+    "no Host": b"POST / HTTP/1.1\r\nContent-Length: 2\r\n\r\nhi",
+    "two lengths": b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nhi",
+}
+
+
+async def _transcript(port: int, data: bytes, *, eof: bool = False) -> bytes:
+    """Everything the server writes back to `data` (and the client's EOF) until it closes, Date
+    lines blanked and the content type left out (the test app says text/plain, the rules
+    application/json)."""
+    stream = await trio.open_tcp_stream("127.0.0.1", port)
+    await stream.send_all(data)
+    if eof:
+        await stream.send_eof()
+    received = b""
+    while chunk := await stream.receive_some(65536):
+        received += chunk
+    lines = received.split(b"\r\n")
+    return b"\r\n".join(
+        b"date: -" if line.startswith(b"date: ") else line
+        for line in lines
+        if not line.startswith(b"content-type: ")
+    )
+
+
+@pytest.mark.parametrize("name", ODD_STREAMS)
+async def test_odd_streams_get_the_same_bytes_with_or_without_the_in_protocol_answers(
+    name: str,
+) -> None:
+    """Whatever a client writes, reading plain requests in the protocol changes no byte of what
+    it gets back, nor when the connection closes."""
+    cut = name in CUT_SHORT
+    data = ODD_STREAMS[name] + (b"" if cut or name in CLOSING else CLOSER)
+    with trio.fail_after(10):
+        async with serving("ours", digest_app()) as (port, _, _):
+            expected = await _transcript(port, data, eof=cut)
+        async with serving("ours", digest_app(), plain=DigestRequests()) as (port, _, _):
+            got = await _transcript(port, data, eof=cut)
+    assert got == expected
+    assert expected.startswith(b"HTTP/1.1 ")
+
+
+async def test_rules_that_crash_get_the_bytes_of_an_app_that_crashes() -> None:
+    """The 500 written in the protocol is hypercorn's own for an app that crashed."""
+    with trio.fail_after(10):
+        async with serving("ours", digest_app()) as (port, _, _):
+            expected = await _transcript(port, request_bytes("/crash", b"x"))
+        async with serving("ours", digest_app(), plain=DigestRequests()) as (port, _, _):
+            got = await _transcript(port, request_bytes("/", b"crash"))
+    assert got == expected
+    assert expected.startswith(b"HTTP/1.1 500 \r\n")

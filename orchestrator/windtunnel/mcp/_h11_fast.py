@@ -1,18 +1,20 @@
-"""Plain `tools/call` requests answered inside hypercorn's HTTP/1.1 protocol, before any ASGI.
+"""Plain `tools/call` requests answered inside hypercorn's HTTP/1.1 protocol, before h11 and ASGI.
 
 With only `FastToolCalls` in front of the SDK app, a plain call cost ~20 µs of MCP and replay
 work and ~190 µs of HTTP stack (docs/benchmarks.md), much of it hypercorn's per-request
-machinery between h11 and the app: an `HTTPStream`, its ASGI scope and events, a task for the
-app, its receive queue. This
-protocol is hypercorn's `H11Protocol` with one more step: a request whose head the shared rules
-(`_fast_call.HTTPPlainCalls`) accept has its body gathered here (clients often write it apart
-from the head); if the rules answer the whole request, the response goes out through the same h11
-connection, which is recycled as hypercorn does, with the bytes the ASGI path would send
-(`tests/serving/test_fast_path.py` compares them; `tests/serving/test_http_worker.py` holds the
-connection behaviour to hypercorn's). Everything else — other targets and
-methods, `Expect` and `Upgrade`, bodies over the limit, requests the rules decline, protocol
-errors, connections closed mid-body — takes hypercorn's own steps, in the same order, with the
-events already read.
+machinery between h11 and the app (an `HTTPStream`, its ASGI scope and events, a task for the
+app, its receive queue) and h11's own pure-Python parsing. This protocol is hypercorn's
+`H11Protocol` with one more step in front: while h11 sits between requests with nothing
+buffered, the bytes that arrive are first read as the one request shape every MCP client sends
+for a call (`_http_head`: `POST <path> HTTP/1.1`, a sized body). A head of that shape which the
+shared rules (`_fast_call.HTTPPlainCalls`) accept has its body gathered here (clients often
+write it apart from the head); if the rules answer the whole request, the response is written
+with the bytes the ASGI path would send (`tests/serving/test_fast_path.py` compares them;
+`tests/serving/test_http_worker.py` holds the connection behaviour to hypercorn's).
+
+Everything else — other targets and methods, another head shape, `Expect` and `Upgrade`, bodies
+over the limit, requests the rules decline, the client's EOF with a request half read — is
+handed to h11 as the bytes that came, and takes hypercorn's own steps from there.
 
 No access log is written for the requests answered here: `_http` serves with none.
 """
@@ -21,21 +23,20 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 import h11
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol.events import Body, Data, EndBody
-from hypercorn.protocol.h11 import STREAM_ID, H11Protocol
+from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
 
-from ._fast_call import header_dict
+from ._http_head import NEED_MORE, Head, read_head
 
 __all__ = ["FastH11Protocol", "PlainRequests"]
 
 _BUSY = Updated(idle=False)  # events are frozen: one of each will do
+_IDLE = Updated(idle=True)
 _CLOSED = Closed()
 
 
@@ -59,19 +60,8 @@ class PlainRequests(Protocol):
         ...
 
 
-@dataclass(slots=True)
-class _Pending:
-    """A plain request whose body is still being read."""
-
-    request: h11.Request
-    version: str
-    headers: dict[str, str]
-    body: list[h11.Data] = field(default_factory=list)
-    size: int = 0
-
-
 class FastH11Protocol(H11Protocol):
-    """hypercorn's `H11Protocol`, answering `plain` requests without a stream or an app task."""
+    """hypercorn's `H11Protocol`, answering `plain` requests with no h11, stream or app task."""
 
     def __init__(
         self,
@@ -90,128 +80,126 @@ class FastH11Protocol(H11Protocol):
             app, config, context, task_group, connection_state, ssl, client, server, send
         )
         self._plain = plain
-        self._pending: _Pending | None = None
+        self._request_line = b"POST %s HTTP/1.1" % plain.target
+        self._held = bytearray()
+        """Bytes read as a plain request that h11 has not seen: a head, a body in the making."""
 
-    async def _handle_events(self) -> None:
-        # hypercorn's loop (`H11Protocol._handle_events`), with a detour for plain requests.
-        while True:
-            if self.connection.they_are_waiting_for_100_continue:
-                await self._send_h11_event(
-                    h11.InformationalResponse(
-                        status_code=100, headers=self.config.response_headers("h11")
-                    )
+    async def handle(self, event: Event) -> None:
+        if isinstance(event, RawData) and (self._held or self._between_requests()):
+            if event.data:
+                self._held += event.data
+                await self._answer_held()
+                return
+            # The client's EOF: h11 gets what it has not seen, then the EOF, and decides.
+            if self._held:
+                self.connection.receive_data(bytes(self._held))
+                self._held.clear()
+        await super().handle(event)
+        if isinstance(event, RawData):
+            await self._answer_held()  # what `_maybe_recycle` took back from h11, if anything
+
+    def _between_requests(self) -> bool:
+        connection = self.connection
+        return (
+            type(connection) is h11.Connection
+            and self.stream is None
+            and connection.their_state is h11.IDLE
+            and connection.our_state is h11.IDLE
+            and not connection.trailing_data[0]
+        )
+
+    async def _answer_held(self) -> None:
+        """Answer the plain requests held, in order; hand the rest to h11 from the first one
+        that is not, and carry on if h11 gives bytes back (`_maybe_recycle`)."""
+        while self._held and self._between_requests():
+            if await self._answer_plain():
+                return
+            # Not ours: h11 reads these bytes as if they had just come, and hypercorn goes on.
+            rest = bytes(self._held)
+            self._held.clear()
+            self.connection.receive_data(rest)
+            await self._handle_events()
+
+    async def _answer_plain(self) -> bool:
+        """Answer the plain requests at the front of the held bytes; True when done with them
+        for now (all answered, the rest still to come, or the connection closing), False when
+        the first one left is not ours."""
+        held = self._held
+        while held:
+            head = read_head(held, self._request_line)
+            if head == NEED_MORE:
+                return True
+            if not isinstance(head, Head):
+                return False
+            version = self._plain.version(head.headers)
+            if version is None or head.content_length > self._plain.body_limit:
+                return False
+            await self.send(_BUSY)  # as hypercorn marks a request it has a head of
+            end = head.size + head.content_length
+            if len(held) < end:
+                return True  # the body follows (clients often write it apart from the head)
+            try:
+                answer = await self._plain.answer(
+                    version, head.headers, bytes(held[head.size : end])
                 )
-            try:
-                event = self.connection.next_event()
-            except h11.RemoteProtocolError as error:
-                await self._hand_over()
-                await self._refuse(error)
-                break
-            if self._pending is not None:
-                if not await self._plain_body(self._pending, event):
-                    break
-            elif isinstance(event, h11.Request) and self.stream is None:
-                plain = self._plain_version(event)
-                if plain is None:
-                    await self._handle_event(event)
-                else:
-                    # Its body follows (clients often write it separately): gather it here.
-                    self._pending = _Pending(event, *plain)
-                    await self.send(_BUSY)
-            elif not await self._handle_event(event):
-                break
-
-    async def _plain_body(self, pending: _Pending, event: Any) -> bool:
-        """One more event of a plain request's body; False where hypercorn's loop stops."""
-        if isinstance(event, h11.Data):
-            pending.body.append(event)
-            pending.size += len(event.data)
-            if pending.size > self._plain.body_limit:
-                await self._hand_over()
-            return True
-        if event is h11.NEED_DATA:
-            return False  # more of the body when the socket has it
-        if isinstance(event, h11.EndOfMessage):
-            body = b"".join(data.data for data in pending.body)
-            try:
-                answer = await self._plain.answer(pending.version, pending.headers, body)
             except Exception:
                 # As hypercorn treats an app that crashes before responding: log it, answer
                 # 500 and close this connection; the server and its other connections go on.
-                self._pending = None
+                held.clear()
                 logging.getLogger("windtunnel").exception("answering a plain tools/call failed")
-                await self._send_error_response(500)
+                await self.send(RawData(data=self._head(b"500", 0, close=True)))
                 await self.send(_CLOSED)
-                return False
-            if answer is not None:
-                self._pending = None
-                await self._respond(answer)
                 return True
-        await self._hand_over()
-        return await self._handle_event(event)
-
-    async def _hand_over(self) -> None:
-        """Not ours after all: hypercorn's own steps for the events gathered so far."""
-        pending, self._pending = self._pending, None
-        if pending is not None:
-            await self._handle_event(pending.request)
-            for data in pending.body:
-                await self._handle_event(data)
-
-    def _plain_version(self, request: h11.Request) -> tuple[str, dict[str, str]] | None:
-        if (
-            request.method != b"POST"
-            or request.target != self._plain.target
-            or request.http_version != b"1.1"
-            or not isinstance(self.connection, h11.Connection)
-        ):
-            return None
-        headers = header_dict(request.headers)
-        if headers is None or "expect" in headers or "upgrade" in headers:
-            return None
-        version = self._plain.version(headers)
-        return None if version is None else (version, headers)
-
-    async def _respond(self, body: bytes) -> None:
-        """What the ASGI path writes for the same answer, in one write, then the recycle."""
-        self.keep_alive_requests += 1
-        await self.context.mark_request()
-        headers = [
-            (b"content-type", b"application/json"),
-            (b"content-length", b"%d" % len(body)),
-            *self.config.response_headers("h11"),
-        ]
-        if self.keep_alive_requests >= self.config.keep_alive_max_requests:
-            headers.append((b"connection", b"close"))
-        connection = self.connection
-        data = connection.send(h11.Response(status_code=200, headers=headers))
-        data += connection.send(h11.Data(data=body))
-        data += connection.send(h11.EndOfMessage())
-        await self.send(RawData(data=data))
-        await self._maybe_recycle()
-
-    async def _handle_event(self, event: Any) -> bool:
-        """One event, as hypercorn's loop handles it; False where that loop stops."""
-        if isinstance(event, h11.Request):
-            await self.send(_BUSY)
-            await self._check_protocol(event)
-            await self._create_stream(event)
-        elif event is h11.PAUSED:
-            await self.can_read.clear()
-            await self.can_read.wait()
-        elif (
-            isinstance(event, h11.ConnectionClosed) or event is h11.NEED_DATA or self.stream is None
-        ):
-            return False
-        elif isinstance(event, h11.Data):
-            await self.stream.handle(Body(stream_id=STREAM_ID, data=event.data))
-        elif isinstance(event, h11.EndOfMessage):
-            await self.stream.handle(EndBody(stream_id=STREAM_ID))
-        elif isinstance(event, Data):  # WebSocket data passing through
-            await self.stream.handle(event)
+            if answer is None:
+                return False
+            del held[:end]
+            if not await self._respond(answer):
+                held.clear()
         return True
 
-    async def _refuse(self, error: h11.RemoteProtocolError) -> None:
-        if self.connection.our_state in {h11.IDLE, h11.SEND_RESPONSE}:
-            await self._send_error_response(error.error_status_hint)
-        await self.send(_CLOSED)
+    async def _maybe_recycle(self) -> None:
+        await super()._maybe_recycle()
+        # Requests pipelined behind one h11 handled wait in its buffer; once it is between
+        # requests again, they are ours to read first (h11 starts afresh, as after a recycle).
+        connection = self.connection
+        if (
+            type(connection) is h11.Connection
+            and connection.their_state is h11.IDLE
+            and connection.our_state is h11.IDLE
+        ):
+            pipelined, closed = connection.trailing_data
+            if pipelined and not closed:
+                self.connection = h11.Connection(
+                    h11.SERVER, max_incomplete_event_size=self.config.h11_max_incomplete_size
+                )
+                self._held[:0] = pipelined
+
+    async def _respond(self, body: bytes) -> bool:
+        """Write the response the ASGI path writes for `body`, in one write; False if the
+        connection closes after it, as hypercorn closes it (max requests, shutting down)."""
+        self.keep_alive_requests += 1
+        await self.context.mark_request()
+        close = (
+            self.keep_alive_requests >= self.config.keep_alive_max_requests
+            or self.context.terminated.is_set()
+        )
+        await self.send(RawData(data=self._head(b"200", len(body), close=close) + body))
+        if close:
+            await self.send(_CLOSED)
+            return False
+        await self.send(_IDLE)
+        return True
+
+    def _head(self, status: bytes, length: int, *, close: bool) -> bytes:
+        """A response head as h11 writes hypercorn's: a 200 with our JSON body, or the 500 of
+        an app that crashed before responding."""
+        if status == b"200":
+            headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % length)]
+            headers += self.config.response_headers("h11")
+            if close:
+                headers.append((b"connection", b"close"))
+        else:
+            headers = [(b"content-length", b"0"), (b"connection", b"close")]
+            headers += self.config.response_headers("h11")
+        lines = b"".join(b"%s: %s\r\n" % pair for pair in headers)
+        return b"HTTP/1.1 %s \r\n%s\r\n" % (status, lines)
