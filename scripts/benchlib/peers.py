@@ -855,9 +855,9 @@ async def _profile_stdio(work: Path, universe: Path, calls: int) -> dict[str, An
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--calls", type=int, help="timed calls per measurement (default 300; quick 20)"
+        "--calls", type=int, help="timed calls per measurement (default 1000; quick 20)"
     )
-    parser.add_argument("--rounds", type=int, help="rounds (default 3; quick 1)")
+    parser.add_argument("--rounds", type=int, help="rounds (default 5; quick 1)")
     parser.add_argument("--peers", help="comma-separated peers to include (default: all)")
     parser.add_argument(
         "--no-install",
@@ -871,8 +871,8 @@ def _key(c: Config) -> str:
 
 
 async def _run(options: argparse.Namespace, data: dict[str, Any]) -> None:
-    calls = options.calls or (20 if options.quick else 300)
-    rounds = options.rounds or (1 if options.quick else 3)
+    calls = options.calls or (20 if options.quick else 1000)
+    rounds = options.rounds or (1 if options.quick else 5)
     only = set(options.peers.split(",")) if options.peers else None
     install = not (options.quick or options.no_install)
     with tempfile.TemporaryDirectory(prefix="bench-peers-") as tmp:
