@@ -257,10 +257,10 @@ class _Connection(TCPServer):
         except trio.WouldBlock:
             await self.send_lock.acquire()
         try:
-            # Shielded as in hypercorn: a cancelled app must not leave half a response.
-            with trio.CancelScope(shield=True):
-                sent = self._send_now(data)
-                if sent < len(data):
+            sent = self._send_now(data)
+            if sent < len(data):
+                # Shielded as in hypercorn: a cancelled app must not leave half a response.
+                with trio.CancelScope(shield=True):
                     await self.stream.send_all(memoryview(data)[sent:])
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             await self.protocol.handle(Closed())
