@@ -1099,12 +1099,15 @@ the SDK's exact bytes (`mcp/_plain_call.py`, tested byte for byte against the SD
 **stdio**: a reader thread (`mcp/_stdio.py`) reads stdin with blocking reads and answers plain
 calls as it reads them, with no Trio scheduler pass per line; listeners (router, event line)
 hear of a call after its answer is written; what is left is the write that wakes the client and
-our replay engine and call log (the profile above). **HTTP**: plain calls are answered inside
-hypercorn's HTTP/1.1 protocol (`mcp/_h11_fast.py`, see `serve`), on our own Trio worker whose
-reads wait first and whose writes go out at once (`mcp/_http_worker.py`): the recorded server
-costs about what a bare Trio + h11 loop serving canned bytes costs. The rest of the gap to the
-asyncio ceiling is that floor: h11's pure-Python parsing and validation and Trio's socket calls,
-~150-200 µs of server CPU per request on this machine against ~40-80 µs for the asyncio
-responder; closing it needs a C HTTP parser, which hypercorn (the chosen stack) does not use.
-Against mcp-rec over stdio the two are level (within a few % either way from run to run):
-both spend most of a call in the client and in the write that wakes it."""
+our replay engine and call log (the profile above). mcp-rec's replay is a blocking line loop
+like the ceiling's, with a hash of the request per line: both tools sit within a few % of the
+ceiling, so the lead over it is a few % and its sign can flip in a single round; the verdict is
+the median of the per-round ratios. **HTTP**: a plain call is read and answered inside
+hypercorn's HTTP/1.1 protocol before h11 or ASGI see it (`mcp/_h11_fast.py`,
+`mcp/_http_head.py`, see `serve`), on our own Trio worker whose reads wait first and whose
+writes go out at once (`mcp/_http_worker.py`): ~80-90 µs of server CPU per call, half of what a
+bare Trio + h11 loop spends serving canned bytes. What is left to the asyncio ceiling is Trio's
+wake-up per read (an epoll round and a scheduler pass, where asyncio runs a callback) and the
+replay engine; a raw socket client measures ~45-65 µs of server CPU per call for ours against
+~20 µs for the asyncio responder. Through the SDK client each µs the answer takes also costs the
+client: when the answer is not there at its first read, its own event loop sleeps and wakes."""
