@@ -41,6 +41,8 @@ class RawConnection:
             + "".join(f"{k}: {v}\r\n" for k, v in _headers().items())
         ).encode()
         self.buffer = b""
+        self.closing = False
+        """The server said `Connection: close` (e.g. hypercorn's `keep_alive_max_requests`)."""
 
     @classmethod
     async def open(cls, url: str) -> RawConnection:
@@ -55,19 +57,28 @@ class RawConnection:
         stream = self.stream
         await stream.send_all(self.head + b"Content-Length: %d\r\n\r\n" % len(body) + body)
         while b"\r\n\r\n" not in self.buffer:
-            self.buffer += await stream.receive_some(65536)
+            self.buffer += await self._receive()
         head, _, rest = self.buffer.partition(b"\r\n\r\n")
         lines = head.split(b"\r\n")
         status = int(lines[0].split()[1])
         length = 0
         for line in lines[1:]:
             name, _, value = line.partition(b":")
-            if name.strip().lower() == b"content-length":
+            name = name.strip().lower()
+            if name == b"content-length":
                 length = int(value)
+            elif name == b"connection" and value.strip().lower() == b"close":
+                self.closing = True
         while len(rest) < length:
-            rest += await stream.receive_some(65536)
+            rest += await self._receive()
         self.buffer = rest[length:]
         return status, rest[:length]
+
+    async def _receive(self) -> bytes:
+        data = await self.stream.receive_some(65536)
+        if not data:
+            raise ConnectionError("the server closed the connection mid-response")
+        return data
 
 
 def _headers() -> dict[str, str]:
@@ -107,7 +118,7 @@ async def main(n: int, seconds: float, universe: str, clients: int) -> dict[str,
             while time.perf_counter() < deadline:
                 index = i % n
                 conn = own.get(index)
-                if conn is None:
+                if conn is None or conn.closing:
                     conn = own[index] = await RawConnection.open(urls[index])
                     streams.append(conn)
                 status, body = await conn.post(CALL_BODY)
