@@ -49,7 +49,9 @@ async def test_quick_soak_loses_nothing(tmp_path: Path) -> None:
 atheris = pytest.importorskip("atheris", reason="scripts/fuzz needs atheris (scripts/setup fuzz)")
 
 
-@pytest.mark.parametrize(("target", "runs"), [("universe", 3000), ("pack", 300), ("jsonrpc", 100), ("http-head", 3000)])
+@pytest.mark.parametrize(
+    ("target", "runs"), [("universe", 3000), ("pack", 300), ("jsonrpc", 100), ("http-head", 3000)]
+)
 async def test_fuzz_smoke(tmp_path: Path, target: str, runs: int) -> None:
     """A short `--light` run of each fuzz target finds nothing and ends cleanly."""
     with trio.fail_after(60):

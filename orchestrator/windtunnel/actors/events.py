@@ -20,12 +20,12 @@ Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp`
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import time
 from typing import Any
 
 from ..calls import MCPCall
 
-__all__ = ["EVENT_NAMES", "make_event"]
+__all__ = ["EVENT_NAMES", "make_event", "utc_timestamp"]
 
 EVENT_NAMES = (
     "fleet_started",
@@ -54,13 +54,32 @@ def make_event(
     """An event dict in the stable schema (`seq` is added by the router)."""
     return {
         "event": name,
-        "timestamp": datetime.now(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
+        "timestamp": utc_timestamp(),
         "level": level,
         "pack": pack,
         "scenario": scenario,
         "upstream": upstream,
         **fields,
     }
+
+
+_second: tuple[int, str] = (-1, "")
+"""The last second formatted: its events share everything up to the microseconds."""
+
+
+def utc_timestamp() -> str:
+    """Now, as ISO 8601 UTC with microseconds: `2026-12-01T23:30:32.748525Z`.
+
+    The date and time of day are formatted once a second; per event that leaves a division and
+    six digits (a fifth of `datetime.now(UTC).isoformat()`, which every call event paid).
+    """
+    global _second
+    second, nanos = divmod(time.time_ns(), 1_000_000_000)
+    cached_second, prefix = _second
+    if second != cached_second:
+        prefix = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(second))
+        _second = (second, prefix)  # one tuple: a thread sees an old pair or a new one
+    return f"{prefix}.{nanos // 1000:06d}Z"
 
 
 def call_events(
