@@ -1105,9 +1105,10 @@ ceiling, so the lead over it is a few % and its sign can flip in a single round;
 the median of the per-round ratios. **HTTP**: a plain call is read and answered inside
 hypercorn's HTTP/1.1 protocol before h11 or ASGI see it (`mcp/_h11_fast.py`,
 `mcp/_http_head.py`, see `serve`), on our own Trio worker whose reads wait first and whose
-writes go out at once (`mcp/_http_worker.py`): ~80-90 µs of server CPU per call, half of what a
-bare Trio + h11 loop spends serving canned bytes. What is left to the asyncio ceiling is Trio's
-wake-up per read (an epoll round and a scheduler pass, where asyncio runs a callback) and the
-replay engine; a raw socket client measures ~45-65 µs of server CPU per call for ours against
-~20 µs for the asyncio responder. Through the SDK client each µs the answer takes also costs the
-client: when the answer is not there at its first read, its own event loop sleeps and wakes."""
+writes go out at once (`mcp/_http_worker.py`): ~80-110 µs of server CPU per call, less than a
+bare Trio + h11 loop spends serving canned bytes (~160 µs). What is left to the asyncio ceiling
+is Trio's wake-up per read (an epoll round and a scheduler pass, where asyncio runs a callback)
+and the replay engine; a raw socket client measures ~45-65 µs of server CPU per call for ours
+against ~20 µs for the asyncio responder. Through the SDK client each µs the answer takes also
+costs the client: when the answer is not there at its first read, its own event loop sleeps and
+wakes."""
