@@ -83,6 +83,8 @@ class FastH11Protocol(H11Protocol):
         self._request_line = b"POST %s HTTP/1.1" % plain.target
         self._held = bytearray()
         """Bytes read as a plain request that h11 has not seen: a head, a body in the making."""
+        self._awaiting_body: tuple[Head, str] | None = None
+        """The head at the front of `_held` and its version, read once, while its body comes."""
 
     async def handle(self, event: Event) -> None:
         if isinstance(event, RawData) and (self._held or self._between_requests()):
@@ -94,6 +96,7 @@ class FastH11Protocol(H11Protocol):
             if self._held:
                 self.connection.receive_data(bytes(self._held))
                 self._held.clear()
+                self._awaiting_body = None
         await super().handle(event)
         if isinstance(event, RawData):
             await self._answer_held()  # what `_maybe_recycle` took back from h11, if anything
@@ -126,18 +129,25 @@ class FastH11Protocol(H11Protocol):
         the first one left is not ours."""
         held = self._held
         while held:
-            head = read_head(held, self._request_line)
-            if head == NEED_MORE:
-                return True
-            if not isinstance(head, Head):
-                return False
-            version = self._plain.version(head.headers)
-            if version is None or head.content_length > self._plain.body_limit:
-                return False
-            await self.send(_BUSY)  # as hypercorn marks a request it has a head of
+            if self._awaiting_body is not None:
+                head, version = self._awaiting_body
+            else:
+                read = read_head(held, self._request_line)
+                if read == NEED_MORE:
+                    return True
+                if not isinstance(read, Head):
+                    return False
+                head, plain_version = read, self._plain.version(read.headers)
+                if plain_version is None or head.content_length > self._plain.body_limit:
+                    return False
+                version = plain_version
+                await self.send(_BUSY)  # as hypercorn marks a request it has a head of
             end = head.size + head.content_length
             if len(held) < end:
-                return True  # the body follows (clients often write it apart from the head)
+                # The body follows (clients often write it apart from the head).
+                self._awaiting_body = head, version
+                return True
+            self._awaiting_body = None
             try:
                 answer = await self._plain.answer(
                     version, head.headers, bytes(held[head.size : end])
