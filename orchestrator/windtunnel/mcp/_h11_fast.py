@@ -157,7 +157,9 @@ class FastH11Protocol(H11Protocol):
                 # 500 and close this connection; the server and its other connections go on.
                 held.clear()
                 logging.getLogger("windtunnel").exception("answering a plain tools/call failed")
-                await self.send(RawData(data=self._head(b"500", 0, close=True)))
+                # hypercorn's 500 for an app that crashed before responding, byte for byte.
+                closing = [(b"content-length", b"0"), (b"connection", b"close")]
+                await self.send(RawData(data=self._head(b"500", closing)))
                 await self.send(_CLOSED)
                 return True
             if answer is None:
@@ -193,23 +195,25 @@ class FastH11Protocol(H11Protocol):
             self.keep_alive_requests >= self.config.keep_alive_max_requests
             or self.context.terminated.is_set()
         )
-        await self.send(RawData(data=self._head(b"200", len(body), close=close) + body))
+        head = self._head(
+            b"200",
+            [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))],
+            [(b"connection", b"close")] if close else None,
+        )
+        await self.send(RawData(data=head + body))
         if close:
             await self.send(_CLOSED)
             return False
         await self.send(_IDLE)
         return True
 
-    def _head(self, status: bytes, length: int, *, close: bool) -> bytes:
-        """A response head as h11 writes hypercorn's: a 200 with our JSON body, or the 500 of
-        an app that crashed before responding."""
-        if status == b"200":
-            headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % length)]
-            headers += self.config.response_headers("h11")
-            if close:
-                headers.append((b"connection", b"close"))
-        else:
-            headers = [(b"content-length", b"0"), (b"connection", b"close")]
-            headers += self.config.response_headers("h11")
+    def _head(
+        self,
+        status: bytes,
+        first: list[tuple[bytes, bytes]],
+        last: list[tuple[bytes, bytes]] | None = None,
+    ) -> bytes:
+        """A response head as h11 writes hypercorn's: `first`, its Date and Server, `last`."""
+        headers = first + self.config.response_headers("h11") + (last or [])
         lines = b"".join(b"%s: %s\r\n" % pair for pair in headers)
         return b"HTTP/1.1 %s \r\n%s\r\n" % (status, lines)
