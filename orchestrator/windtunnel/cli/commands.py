@@ -9,6 +9,7 @@ from . import (
     import_command,
     merge_command,
     plan_command,
+    record_command,
     run_command,
     serve_command,
     universe_commands,
@@ -26,4 +27,5 @@ REGISTRY: list[Register] = [
     import_command.register_import,
     plan_command.register_plan,
     merge_command.register_merge,
+    record_command.register_record,
 ]

@@ -13,9 +13,9 @@ from ..explain import explain_call, render_explanation
 from ..importing.secrets import scan_secrets
 from ..universe import load_universe
 
-__all__ = ["register_explain", "register_validate"]
+__all__ = ["KIND_TEXT", "register_explain", "register_validate"]
 
-_KIND_TEXT = {
+KIND_TEXT = {
     "private_key": "a private key",
     "bearer_token": "a bearer token",
     "api_key": "an API key",
@@ -47,7 +47,7 @@ def run_validate(args: argparse.Namespace) -> int:
         for path, kind in scan_secrets(
             msgspec.to_builtins(universe.recordings), root="$.recordings"
         ):
-            print(f"{file}: warning: {path} looks like {_KIND_TEXT.get(kind, kind)}; redact it")
+            print(f"{file}: warning: {path} looks like {KIND_TEXT.get(kind, kind)}; redact it")
         needs_hook = universe.uses_synthesize()
         if needs_hook:
             print(

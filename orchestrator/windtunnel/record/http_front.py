@@ -1,0 +1,386 @@
+"""The agent reaches the proxy over Streamable HTTP at `/mcp`: two ASGI apps, served by hypercorn.
+
+- `ReverseProxyApp` (the upstream is HTTP too): every request goes to the upstream with its method,
+  headers and body as they came (hop-by-hop headers aside, and `Accept-Encoding: identity` so the
+  tap can read bodies), and the answer comes back the same way, event streams byte for byte as they
+  arrive. Sessions, both protocol eras and server-sent streams are the upstream's own.
+- `LinkApp` (the upstream is a stdio server): a POSTed request gets the upstream's answer as JSON;
+  notifications and responses get 202; a GET opens the event stream that carries the upstream's own
+  notifications and requests (one at a time, as the transport says). No session ids: one stdio
+  server is one session.
+
+Both check Host and Origin on loopback binds (DNS rebinding: 421 / 403) and refuse request bodies
+over 4 MiB (413), as `wt serve` does. A request the upstream does not answer gets a JSON-RPC error
+naming the upstream and why (timeout, crash, refused connection).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx2
+import structlog
+import trio
+
+from ..mcp._http import MAX_REQUEST_BODY
+from .link import Link, UpstreamFailure, error_response, one_line
+from .sse import SSEDataReader
+from .tap import SessionTap, decode_messages
+
+__all__ = ["LinkApp", "ReverseProxyApp"]
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+_log = structlog.get_logger("windtunnel.record")
+
+_HOP_BY_HOP = frozenset(
+    {
+        b"connection",
+        b"keep-alive",
+        b"proxy-authenticate",
+        b"proxy-authorization",
+        b"te",
+        b"trailer",
+        b"transfer-encoding",
+        b"upgrade",
+        b"host",
+        b"content-length",
+        b"accept-encoding",
+        b"content-encoding",
+    }
+)
+_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, text: str) -> None:
+        self.status = status
+        self.text = text
+
+
+class _Guard:
+    """Path, DNS-rebinding and body-size checks shared by both apps."""
+
+    def __init__(self, *, path: str, loopback_only: bool) -> None:
+        self.path = path
+        self.loopback_only = loopback_only
+
+    def check(self, scope: Scope) -> None:
+        if scope["path"].rstrip("/") != self.path:
+            raise _Refused(404, "not found")
+        if not self.loopback_only:
+            return
+        headers = dict(scope["headers"])
+        host = headers.get(b"host", b"").decode("latin-1")
+        if _host_name(host) not in _LOOPBACK_HOSTS:
+            raise _Refused(421, "misdirected request: Host is not this loopback server")
+        origin = headers.get(b"origin")
+        if origin is not None:
+            name = urlsplit(origin.decode("latin-1")).hostname or ""
+            if name not in _LOOPBACK_HOSTS:
+                raise _Refused(403, "forbidden: Origin is not a loopback address")
+
+    async def body(self, receive: Receive) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                raise _Refused(400, "client disconnected")
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_REQUEST_BODY:
+                raise _Refused(413, f"request body over {MAX_REQUEST_BODY} bytes")
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(chunks)
+
+
+def _host_name(host: str) -> str:
+    if host.startswith("["):
+        return host.split("]")[0] + "]"
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+async def _lifespan(receive: Receive, send: Send) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "lifespan.startup":
+            await send({"type": "lifespan.startup.complete"})
+        elif message["type"] == "lifespan.shutdown":
+            await send({"type": "lifespan.shutdown.complete"})
+            return
+
+
+async def _respond(
+    send: Send, status: int, body: bytes, content_type: bytes = b"text/plain; charset=utf-8"
+) -> None:
+    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _request_id(messages: list[dict[str, Any]]) -> tuple[bool, Any]:
+    """(True, id) when the body is one request, which a JSON-RPC error can answer."""
+    if len(messages) == 1 and isinstance(messages[0].get("method"), str) and "id" in messages[0]:
+        return True, messages[0]["id"]
+    return False, None
+
+
+class ReverseProxyApp:
+    """HTTP agent, HTTP upstream: forward requests and answers unchanged, tapping both."""
+
+    def __init__(
+        self,
+        upstream_url: str,
+        *,
+        tap: SessionTap,
+        timeout_s: float | None,
+        path: str = "/mcp",
+        loopback_only: bool = True,
+    ) -> None:
+        self.upstream_url = upstream_url
+        self.tap = tap
+        self.timeout_s = timeout_s
+        self.guard = _Guard(path=path, loopback_only=loopback_only)
+        self.client: httpx2.AsyncClient | None = None
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Hold the upstream connection pool while serving."""
+        async with httpx2.AsyncClient(timeout=httpx2.Timeout(self.timeout_s)) as client:
+            self.client = client
+            try:
+                task_status.started()
+                await trio.sleep_forever()
+            finally:
+                self.client = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        try:
+            self.guard.check(scope)
+            body = await self.guard.body(receive)
+        except _Refused as refused:
+            await _respond(send, refused.status, refused.text.encode())
+            return
+        messages = decode_messages(body) if scope["method"] == "POST" else []
+        for message in messages:
+            self.tap.observe("c2s", message)
+        await self._forward(scope, body, messages, send)
+
+    async def _forward(
+        self, scope: Scope, body: bytes, messages: list[dict[str, Any]], send: Send
+    ) -> None:
+        client = self.client
+        if client is None:
+            await _respond(send, 503, b"proxy is stopping")
+            return
+        headers = [
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in scope["headers"]
+            if name.lower() not in _HOP_BY_HOP
+        ]
+        headers.append(("accept-encoding", "identity"))
+        # A GET is a long-lived event stream: the timeout bounds connecting, not waiting.
+        read = self.timeout_s if scope["method"] != "GET" else None
+        url = self.upstream_url + (
+            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
+        )
+        request = client.build_request(
+            scope["method"],
+            url,
+            headers=headers,
+            content=body if body else None,
+            timeout=httpx2.Timeout(self.timeout_s, read=read),
+        )
+        try:
+            response = await client.send(request, stream=True)
+        except httpx2.TimeoutException:
+            await self._failed(send, messages, f"did not answer within {self.timeout_s:g} s", 504)
+            return
+        except httpx2.HTTPError as exc:
+            await self._failed(send, messages, f"cannot be reached: {exc}", 502)
+            return
+        try:
+            await self._relay(response, messages, send)
+        finally:
+            await response.aclose()
+
+    async def _failed(
+        self, send: Send, messages: list[dict[str, Any]], reason: str, status: int
+    ) -> None:
+        _log.warning("upstream_failed", upstream=self.tap.upstream, error=reason)
+        is_request, request_id = _request_id(messages)
+        if is_request:
+            await _respond(
+                send,
+                200,
+                error_response(request_id, self.tap.upstream, reason),
+                b"application/json",
+            )
+        else:
+            await _respond(send, status, f"upstream {self.tap.upstream!r} {reason}".encode())
+
+    async def _relay(
+        self, response: httpx2.Response, messages: list[dict[str, Any]], send: Send
+    ) -> None:
+        events = response.headers.get("content-type", "").startswith("text/event-stream")
+        headers = [
+            (name, value) for name, value in response.headers.raw if name.lower() not in _HOP_BY_HOP
+        ]
+        agent = _AgentStream(send)
+        await agent.send(
+            {"type": "http.response.start", "status": response.status_code, "headers": headers}
+        )
+        reader = SSEDataReader() if events else None
+        collected = bytearray()
+        try:
+            async for chunk in response.aiter_raw():
+                if reader is not None:
+                    for data in reader.feed(chunk):
+                        self._tap_answer(data.encode())
+                else:
+                    collected += chunk
+                await agent.send({"type": "http.response.body", "body": chunk, "more_body": True})
+        except httpx2.TimeoutException:
+            reason = f"did not answer within {self.timeout_s:g} s"
+            await self._stream_failed(agent, messages, reason, events)
+        except httpx2.HTTPError as exc:
+            await self._stream_failed(agent, messages, f"broke the connection: {exc}", events)
+        if collected:
+            self._tap_answer(bytes(collected))
+        await agent.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    def _tap_answer(self, body: bytes) -> None:
+        for message in decode_messages(body):
+            self.tap.observe("s2c", message)
+
+    async def _stream_failed(
+        self, agent: _AgentStream, messages: list[dict[str, Any]], reason: str, events: bool
+    ) -> None:
+        """Mid-answer: an event stream can still carry the JSON-RPC error to the request."""
+        _log.warning("upstream_failed", upstream=self.tap.upstream, error=reason)
+        is_request, request_id = _request_id(messages)
+        if events and is_request:
+            error = error_response(request_id, self.tap.upstream, reason)
+            await agent.send(
+                {
+                    "type": "http.response.body",
+                    "body": b"event: message\ndata: " + error + b"\n\n",
+                    "more_body": True,
+                }
+            )
+
+
+class _AgentStream:
+    """Sends to the agent; once the agent is gone, the rest of the upstream's answer is still
+    read (and recorded) but no longer sent."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self.gone = False
+
+    async def send(self, message: dict[str, Any]) -> None:
+        if self.gone:
+            return
+        try:
+            await self._send(message)
+        except (OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+            self.gone = True
+
+
+class LinkApp:
+    """HTTP agent, stdio upstream: JSON answers; a GET stream for the upstream's own messages."""
+
+    def __init__(self, link: Link, *, path: str = "/mcp", loopback_only: bool = True) -> None:
+        self.link = link
+        self.guard = _Guard(path=path, loopback_only=loopback_only)
+        self._stream_open = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "lifespan":
+            await _lifespan(receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        try:
+            self.guard.check(scope)
+            if scope["method"] == "GET":
+                await self._events(send)
+                return
+            if scope["method"] != "POST":
+                raise _Refused(405, "method not allowed: this upstream has no sessions to end")
+            body = await self.guard.body(receive)
+        except _Refused as refused:
+            await _respond(send, refused.status, refused.text.encode())
+            return
+        try:
+            line = one_line(body)
+        except ValueError:
+            line = body  # not JSON: the upstream answers it with its own parse error
+        messages = decode_messages(line)
+        is_request, request_id = _request_id(messages)
+        if not is_request:
+            try:
+                await self.link.send(line, messages)
+            except UpstreamFailure as exc:
+                _log.warning("upstream_failed", upstream=self.link.name, error=str(exc))
+                await _respond(send, 502, f"upstream {self.link.name!r} {exc}".encode())
+                return
+            await _respond(send, 202, b"")
+            return
+        try:
+            answer = await self.link.request(line, messages[0])
+        except UpstreamFailure as exc:
+            _log.warning("upstream_failed", upstream=self.link.name, error=str(exc))
+            answer = error_response(request_id, self.link.name, str(exc))
+        agent = _AgentStream(send)
+        await agent.send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"application/json"),
+                    (b"content-length", str(len(answer)).encode()),
+                ],
+            }
+        )
+        await agent.send({"type": "http.response.body", "body": answer})
+
+    async def _events(self, send: Send) -> None:
+        if self._stream_open:
+            raise _Refused(409, "conflict: an event stream is already open")
+        self._stream_open = True
+        try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache"),
+                    ],
+                }
+            )
+            agent = _AgentStream(send)
+            async for line in self.link.server_messages:
+                await agent.send(
+                    {
+                        "type": "http.response.body",
+                        "body": b"event: message\ndata: " + line + b"\n\n",
+                        "more_body": True,
+                    }
+                )
+                if agent.gone:
+                    break
+            await agent.send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self._stream_open = False

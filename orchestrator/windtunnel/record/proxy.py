@@ -1,0 +1,263 @@
+"""`RecordingProxy`: a live MCP upstream behind the `MCPServer` SPI, recording as it forwards.
+
+    proxy = RecordingProxy("https://crm.internal/mcp", name="crm", redact=rules)
+    url = await proxy.start(nursery)        # hand `url` to the agent; calls reach the real server
+    ...
+    await proxy.stop()
+    freeze_universe(proxy.call_log(), tools=proxy.universe_tools(), path="crm.universe.json")
+    proxy.save("crm.universe.json", log="crm.jsonl")   # or: universe + capture log, redacted
+
+The upstream is a Streamable HTTP URL or a stdio command (a list: program and arguments). Calls
+are answered by the upstream, never in process: `call_tool` refuses. Everything the proxy hands out
+(`call_log`, `universe_tools`, the reporter's calls, `save`) is redacted first.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+import hypercorn.config
+import hypercorn.trio
+import trio
+
+from ..calls import MCPCall
+from ..errors import ServerError
+from ..fd_limit import fd_hint
+from ..mcp._bridge import ToolSpec
+from ..mcp.spi import LOOPBACK_BINDS, MCPServer
+from ..universe import UniverseTool
+from .build import Recording, build_recording, redacted_calls, universe_tools
+from .http_front import LinkApp, ReverseProxyApp
+from .http_link import HTTPLink
+from .link import Link, UpstreamFailure
+from .redact import RedactionRules, Redactor
+from .saving import save_recording
+from .stdio_front import serve_link_stdio
+from .stdio_link import StdioLink
+from .tap import SessionTap
+
+__all__ = ["DEFAULT_TIMEOUT_S", "RecordingProxy", "is_url"]
+
+DEFAULT_TIMEOUT_S = 60.0
+
+
+def is_url(upstream: str | Sequence[str]) -> bool:
+    return isinstance(upstream, str) and upstream.startswith(("http://", "https://"))
+
+
+class RecordingProxy(MCPServer):
+    """Forwards every message between an agent and one live upstream, unchanged, and records."""
+
+    def __init__(
+        self,
+        upstream: str | Sequence[str],
+        *,
+        name: str = "upstream",
+        redact: RedactionRules | None = None,
+        timeout_s: float | None = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        super().__init__()
+        if isinstance(upstream, str) and not is_url(upstream):
+            raise ServerError(
+                f"upstream {upstream!r} is neither an http(s) URL nor a command (a list)"
+            )
+        if not isinstance(upstream, str) and not upstream:
+            raise ServerError("the upstream command is empty")
+        self.upstream = upstream if isinstance(upstream, str) else list(upstream)
+        self.name = name
+        self.timeout_s = timeout_s
+        self.redactor = Redactor(redact or RedactionRules())
+        self.tap = SessionTap(upstream=name)
+        self.tap.on_change = self._changed
+        self.started_at = time.time()
+        self.changed = trio.Event()
+        """Set when the recording changed (a call answered, a tool list); the caller resets it."""
+        self._reports_in, self._reports_out = trio.open_memory_channel[MCPCall](math.inf)
+        self._stop: trio.CancelScope | None = None
+        self._url: str | None = None
+        self._shutdown = trio.Event()
+        self._finished = trio.Event()
+
+    @property
+    def source(self) -> str:
+        """The upstream as the user named it: its URL or its command line."""
+        return self.upstream if isinstance(self.upstream, str) else " ".join(self.upstream)
+
+    def rename(self, name: str) -> None:
+        self.name = name
+        self.tap.upstream = name
+
+    def _changed(self, call: MCPCall | None) -> None:
+        self.changed.set()
+        if call is not None and self.reporter is not None:
+            self._reports_in.send_nowait(call)
+
+    # -- the SPI ------------------------------------------------------------------------------
+
+    def tool_specs(self) -> list[ToolSpec]:
+        return [ToolSpec(t.name, t.input_schema, t.description) for t in self.universe_tools()]
+
+    async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
+        raise ServerError(f"{self.name!r} is a recording proxy: the upstream answers over MCP")
+
+    def call_tool(self, tool_name: str, args: dict[str, Any]) -> Any:
+        raise ServerError(f"{self.name!r} is a recording proxy: the upstream answers over MCP")
+
+    def call_log(self) -> list[MCPCall]:
+        """Every answered `tools/call` so far, in answer order, redacted."""
+        for call in self.tap.calls:
+            self.redactor.see_call(call.args, call.result)
+        return redacted_calls(self.tap, self.redactor)
+
+    def universe_tools(self) -> list[UniverseTool]:
+        """The live tool list (redacted), sequence mode where identical calls got new answers."""
+        calls = self.call_log()
+        listed = {name: self.redactor.apply(tool) for name, tool in self.tap.tools.items()}
+        tools, _ = universe_tools(listed, calls)
+        return tools
+
+    def recording(self) -> Recording:
+        """The universe and capture log as they would be written now."""
+        return build_recording(
+            self.tap, self.redactor, source=self.source, started_at=self.started_at
+        )
+
+    def save(
+        self, path: str | os.PathLike[str], *, log: str | os.PathLike[str] | None = None
+    ) -> Recording:
+        """Write the universe (and the capture log) atomically; redacted before any byte."""
+        recording = self.recording()
+        save_recording(recording, path, log=log)
+        return recording
+
+    @property
+    def url(self) -> str:
+        if self._url is None:
+            raise ServerError(f"server {self.name!r} is not started")
+        return self._url
+
+    @property
+    def started(self) -> bool:
+        return self._url is not None
+
+    def _link(self) -> Link:
+        if isinstance(self.upstream, str):
+            return HTTPLink(self.name, self.upstream, tap=self.tap, timeout_s=self.timeout_s)
+        return StdioLink(self.name, self.upstream, tap=self.tap, timeout_s=self.timeout_s)
+
+    async def serve(
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Serve the agent over HTTP at `/mcp` until stopped; report the URL once bound."""
+        if self._url is not None:
+            raise ServerError(f"server {self.name!r} is already started")
+        loopback = host in LOOPBACK_BINDS
+        config = hypercorn.config.Config()
+        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+        config.accesslog = None
+        config.errorlog = None
+        config.graceful_timeout = 0.5
+        shutdown = self._shutdown = trio.Event()
+        self._finished = trio.Event()
+        try:
+            with trio.CancelScope() as scope:
+                self._stop = scope
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(self._report)
+                    app: ReverseProxyApp | LinkApp
+                    if isinstance(self.upstream, str):
+                        app = ReverseProxyApp(
+                            self.upstream,
+                            tap=self.tap,
+                            timeout_s=self.timeout_s,
+                            loopback_only=loopback,
+                        )
+                        await nursery.start(app.run)
+                    else:
+                        link = self._link()
+                        await nursery.start(self._run_link, link)
+                        app = LinkApp(link, loopback_only=loopback)
+                    async with trio.open_nursery() as http:
+                        try:
+                            binds: list[str] = await http.start(
+                                lambda task_status: hypercorn.trio.serve(
+                                    app,  # type: ignore[arg-type]
+                                    config,
+                                    shutdown_trigger=shutdown.wait,
+                                    task_status=task_status,
+                                )
+                            )
+                        except OSError as exc:
+                            raise ServerError(
+                                f"server {self.name!r} cannot listen on {host}:{port}: "
+                                f"{exc.strerror}{fd_hint(exc.errno)}"
+                            ) from None
+                        self._url = binds[0] + "/mcp"
+                        task_status.started(self._url)
+                    # hypercorn has finished in-flight requests: the upstream can go now.
+                    nursery.cancel_scope.cancel()
+        finally:
+            self._url = None
+            self._stop = None
+            self._finished.set()
+
+    async def _run_link(
+        self, link: Link, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        try:
+            await link.run(task_status=task_status)
+        except UpstreamFailure as exc:
+            raise ServerError(f"upstream {self.name!r} {exc}") from None
+
+    async def _report(self) -> None:
+        async for call in self._reports_out:
+            if self.reporter is not None:
+                self.redactor.see_call(call.args, call.result)
+                await self.reporter(
+                    MCPCall(
+                        tool_name=call.tool_name,
+                        args=self.redactor.apply(call.args),
+                        result=self.redactor.apply(call.result),
+                        upstream=call.upstream,
+                        is_error=call.is_error,
+                        started_at=call.started_at,
+                        duration_ms=call.duration_ms,
+                    )
+                )
+
+    async def stop(self, *, grace_s: float = 2.0) -> None:
+        """Stop serving the agent and the upstream: gracefully, then hard after `grace_s`."""
+        if self._url is None:
+            return
+        self._shutdown.set()
+        with trio.move_on_after(grace_s):
+            await self._finished.wait()
+            return
+        if self._stop is not None:
+            self._stop.cancel()
+        await self._finished.wait()
+
+    async def serve_stdio(self) -> None:
+        """Speak stdio to the agent (on our stdin/stdout) until it closes stdin."""
+        stdin = trio.lowlevel.FdStream(os.dup(0))
+        stdout = trio.lowlevel.FdStream(os.dup(1))
+        async with stdin, stdout:
+            await self.serve_stdio_on(stdin, stdout)
+
+    async def serve_stdio_on(
+        self, stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
+    ) -> None:
+        link = self._link()
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(self._report)
+            await nursery.start(self._run_link, link)
+            await serve_link_stdio(link, stdin, stdout)
+            nursery.cancel_scope.cancel()
