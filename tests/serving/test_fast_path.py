@@ -162,7 +162,6 @@ async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
         tools=[spec.name for spec in server.tool_specs()],
         answer=server.handle_call,
         server=sdk,
-        loopback_only=True,
     )
     reached_app = 0
 
@@ -221,8 +220,6 @@ async def test_plain_calls_for_another_path_are_refused() -> None:
     """Rules written for one path cannot be served at another: a clear error, not silence."""
     server = RecordedMCPServer(COMPAT_UNIVERSE)
     sdk = server.sdk_server()
-    plain = HTTPPlainCalls(
-        path="/other", tools=[], answer=server.handle_call, server=sdk, loopback_only=True
-    )
+    plain = HTTPPlainCalls(path="/other", tools=[], answer=server.handle_call, server=sdk)
     with trio.fail_after(10), pytest.raises(ValueError, match="'/other' on a server at '/mcp'"):
         await _http.serve_http(sdk, plain_calls=plain)

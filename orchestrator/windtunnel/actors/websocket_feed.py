@@ -15,35 +15,25 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
 from ..canonical import encode_json
+from ..trusted_hosts import TrustedHosts
 from .events import make_event
 
 __all__ = ["WebSocketFeed"]
 
 SUBSCRIBER_BUFFER = 1024
-LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
-def _hostname(value: str) -> str:
-    """`127.0.0.1:8765` → `127.0.0.1`; `[::1]:8765` → `[::1]`."""
-    if value.startswith("["):
-        return value.split("]", 1)[0] + "]"
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-def _trusted(request: WebSocketRequest, bound_host: str) -> bool:
-    """On a loopback feed, refuse a WebSocket opened by a web page of a foreign origin.
+def _trusted(request: WebSocketRequest, trusted: TrustedHosts) -> bool:
+    """Refuse a WebSocket opened by a web page of a foreign origin, on every bind address.
 
     Browsers send `Origin` on every WebSocket handshake, also after DNS rebinding (the page keeps
     its own origin), so this one check covers both attacks; `wt watch` and log shippers send
-    none. A feed bound to another interface was exposed on purpose and accepts any origin.
+    none. Without it any page the user visits could read every event, arguments included.
     """
-    if bound_host not in LOOPBACK_NAMES:
-        return True
     origins = [value for name, value in request.headers if name.lower() == b"origin"]
     if not origins:
         return True
-    scheme, sep, rest = origins[-1].decode("latin-1").partition("://")
-    return bool(sep) and scheme in ("http", "https") and _hostname(rest) in LOOPBACK_NAMES
+    return len(origins) == 1 and trusted.allows_origin(origins[0].decode("latin-1"))
 
 
 class _Subscriber:
@@ -83,6 +73,7 @@ class WebSocketFeed:
         self.port = port
         self.buffer = buffer
         self.url: str | None = None
+        self._trusted_hosts: TrustedHosts | None = None
         self._subscribers: set[_Subscriber] = set()
         self._handlers_done = trio.Event()
         self._handlers = 0
@@ -114,6 +105,7 @@ class WebSocketFeed:
                     self._handle, self.host, self.port, None, task_status=task_status
                 )
             )
+            self._trusted_hosts = TrustedHosts(self.host, [server.port])
             self.url = f"ws://{self.host}:{server.port}/"
             task_status.started(self.url)
 
@@ -130,7 +122,7 @@ class WebSocketFeed:
         if self._closing:
             await request.reject(503)
             return
-        if not _trusted(request, self.host):
+        if self._trusted_hosts is None or not _trusted(request, self._trusted_hosts):
             # Any web page can open a WebSocket to localhost: without this, a page the user
             # visits (or a DNS-rebound name) could read every event, args included.
             await request.reject(403)

@@ -7,9 +7,10 @@ in either protocol era, for a declared tool are answered, with the same response
 send (`_plain_call`, shared with the stdio fast path). Two places apply them: `FastToolCalls`, an
 ASGI layer in front of the SDK app, and `_h11_fast`, inside hypercorn's HTTP/1.1 protocol before
 any ASGI (HTTP/1.1 requests are answered there; the ASGI layer serves HTTP/2). Anything else
-(other methods, unknown tools, odd headers, bad JSON, foreign Host or Origin, bodies near the
-limit, 2026-07-28 requests with `Mcp-Param-*` headers) goes to the SDK untouched, so errors and
-edge cases keep the SDK's exact behaviour.
+(other methods, unknown tools, odd headers, bad JSON, bodies near the limit, 2026-07-28
+requests with `Mcp-Param-*` headers) goes to the SDK untouched, so errors and
+edge cases keep the SDK's exact behaviour. A foreign Host or Origin never gets this far: the
+HTTP layer refuses it on every path (`trusted_hosts`, `_http.TrustedHostsOnly`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ LEGACY_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-
 MODERN_VERSION = "2026-07-28"
 _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 # Bodies this large go to the SDK, which owns the size limit and its 413.
 _FAST_BODY_LIMIT = 1024 * 1024
 
@@ -61,13 +61,11 @@ class HTTPPlainCalls:
         tools: Collection[str],
         answer: Answer,
         server: Server[Any],
-        loopback_only: bool,
     ) -> None:
         self.path = path
         self.target = path.encode()
         self.body_limit = _FAST_BODY_LIMIT
         self.calls = PlainCalls(server, tools, answer)
-        self.loopback_only = loopback_only
 
     def version(self, headers: dict[str, str]) -> str | None:
         """The protocol version the SDK serves the request at, or None when it should see it."""
@@ -77,8 +75,6 @@ class HTTPPlainCalls:
         ):
             return None
         if "mcp-session-id" in headers or any(k.startswith("mcp-param-") for k in headers):
-            return None
-        if self.loopback_only and not _loopback(headers):
             return None
         version = headers.get("mcp-protocol-version")
         if version is None:
@@ -135,20 +131,6 @@ def header_dict(pairs: Iterable[tuple[bytes, bytes]]) -> dict[str, str] | None:
             return None
         headers[key] = raw_value.decode("latin-1")
     return headers
-
-
-def _loopback(headers: dict[str, str]) -> bool:
-    """The SDK's DNS-rebinding rule for loopback servers: Host and Origin on loopback names."""
-    host = headers.get("host", "")
-    name, _, port = host.rpartition(":")
-    if name not in _LOOPBACK_HOSTS or not port.isdigit():
-        return False
-    origin = headers.get("origin")
-    if origin is None:
-        return True
-    scheme, _, rest = origin.partition("://")
-    origin_name, _, origin_port = rest.rpartition(":")
-    return scheme == "http" and origin_name in _LOOPBACK_HOSTS and origin_port.isdigit()
 
 
 async def _read_body(

@@ -31,6 +31,7 @@ from hypercorn.events import Closed, Event, RawData, Updated
 from hypercorn.protocol.h11 import H11Protocol
 from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
 
+from ..trusted_hosts import TrustedHosts
 from ._http_head import NEED_MORE, Head, read_head
 
 __all__ = ["FastH11Protocol", "PlainRequests"]
@@ -66,6 +67,7 @@ class FastH11Protocol(H11Protocol):
     def __init__(
         self,
         plain: PlainRequests,
+        trusted: TrustedHosts | None,
         app: AppWrapper,
         config: Config,
         context: WorkerContext,
@@ -80,6 +82,7 @@ class FastH11Protocol(H11Protocol):
             app, config, context, task_group, connection_state, ssl, client, server, send
         )
         self._plain = plain
+        self._trusted = trusted
         self._request_line = b"POST %s HTTP/1.1" % plain.target
         self._held = bytearray()
         """Bytes read as a plain request that h11 has not seen: a head, a body in the making."""
@@ -137,7 +140,13 @@ class FastH11Protocol(H11Protocol):
                     return True
                 if not isinstance(read, Head):
                     return False
-                head, plain_version = read, self._plain.version(read.headers)
+                headers = read.headers
+                trusted = self._trusted
+                if trusted is not None and not trusted.allows(
+                    headers.get("host"), headers.get("origin")
+                ):
+                    return False  # the app answers 421 or 403 (`_http.TrustedHostsOnly`)
+                head, plain_version = read, self._plain.version(headers)
                 if plain_version is None or head.content_length > self._plain.body_limit:
                     return False
                 version = plain_version

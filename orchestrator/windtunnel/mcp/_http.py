@@ -11,9 +11,11 @@ import trio
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.config import Sockets
 from mcp.server import Server
+from starlette.responses import Response
 
+from ..trusted_hosts import TrustedHosts
 from . import _http_worker
-from ._fast_call import FastToolCalls, HTTPPlainCalls
+from ._fast_call import ASGIApp, FastToolCalls, HTTPPlainCalls
 
 __all__ = ["MAX_REQUEST_BODY", "HTTPServing", "bind_sockets", "serve_http"]
 
@@ -76,9 +78,10 @@ async def serve_http(
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
 
     Stateless JSON mode answers both protocol eras (the `initialize` handshake, and 2026-07-28)
-    with no per-client session state. The SDK checks Host/Origin for loopback hosts (DNS
-    rebinding) and limits request bodies to 4 MiB (HTTP 413). The plain `tools/call`s of
-    `plain_calls` (whose path must be `path`) are answered without the SDK.
+    with no per-client session state. Every request, on every path and protocol, must carry a
+    `Host` and `Origin` that `TrustedHosts` allows for the bound address and port (else 421 or
+    403, the SDK's answers); the SDK limits request bodies to 4 MiB (HTTP 413). The plain
+    `tools/call`s of `plain_calls` (whose path must be `path`) are answered without the SDK.
     """
     app = server.streamable_http_app(
         streamable_http_path=path,
@@ -89,15 +92,17 @@ async def serve_http(
     )
     if plain_calls is not None and plain_calls.path != path:
         raise ValueError(f"plain calls at {plain_calls.path!r} on a server at {path!r}")
+    if sockets is None:
+        sockets = bind_sockets(host, port)
+    trusted = TrustedHosts(host, (sock.getsockname()[1] for sock in sockets.insecure_sockets))
     served: Any = app
     if plain_calls is not None:
         served = FastToolCalls(app, plain_calls)
+    served = TrustedHostsOnly(served, trusted)
     # HTTP/1.1 answers plain calls inside the protocol; the ASGI layer serves them for HTTP/2
     # (and for everything with `plain_in_protocol` off, which the tests compare against).
     in_protocol = plain_calls if plain_in_protocol else None
     config = _config(host, port)
-    if sockets is None:
-        sockets = bind_sockets(host, port)
     shutdown = trio.Event()
     finished = trio.Event()
     scope = trio.CancelScope()
@@ -109,6 +114,7 @@ async def serve_http(
             sockets=sockets,
             shutdown_trigger=shutdown.wait,
             plain=in_protocol,
+            trusted=trusted,
             task_status=task_status,
         )
 
@@ -121,3 +127,49 @@ async def serve_http(
         for sock in sockets.insecure_sockets:
             sock.close()  # hypercorn closes its listeners; this covers a cancel before it started
         finished.set()
+
+
+class TrustedHostsOnly:
+    """ASGI middleware: refuse a request whose `Host` (421) or `Origin` (403) `trusted` does not
+    allow, with the SDK's own answers, before anything else sees it (HTTP/2 included)."""
+
+    def __init__(self, app: ASGIApp, trusted: TrustedHosts) -> None:
+        self.app = app
+        self.trusted = trusted
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        host: list[str] = []
+        origin: list[str] = []
+        for name, value in scope["headers"]:
+            if name == b"host":  # ASGI servers give header names lower-cased
+                host.append(value.decode("latin-1"))
+            elif name == b"origin":
+                origin.append(value.decode("latin-1"))
+        if len(host) != 1 or len(origin) > 1:  # none, or two that could mean two things
+            refusal: Response | None = Response("Invalid Host header", status_code=421)
+        else:
+            refusal = refused(self.trusted, host[0], origin[0] if origin else None)
+        if refusal is None:
+            await self.app(scope, receive, send)
+            return
+        # Read the body first (up to the size limit, kept nowhere): hypercorn's HTTP/2 protocol
+        # fails on DATA frames for a stream that was answered before its body came.
+        size = 0
+        while size <= MAX_REQUEST_BODY:
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                break
+            size += len(message.get("body", b""))
+        await refusal(scope, receive, send)
+
+
+def refused(trusted: TrustedHosts, host: str | None, origin: str | None) -> Response | None:
+    """The SDK's answer to a foreign `Host` (421) or `Origin` (403); None when allowed."""
+    if trusted.allows(host, origin):
+        return None
+    if trusted.allows(host, None):
+        return Response("Invalid Origin header", status_code=403)
+    return Response("Invalid Host header", status_code=421)

@@ -56,6 +56,7 @@ from hypercorn.typing import (
 )
 from hypercorn.utils import parse_socket_addr, repr_socket_addr
 
+from ..trusted_hosts import TrustedHosts
 from ._h11_fast import FastH11Protocol, PlainRequests
 
 __all__ = ["Config", "serve"]
@@ -84,11 +85,13 @@ async def serve(
     sockets: Sockets,
     shutdown_trigger: Callable[[], Awaitable[Any]],
     plain: PlainRequests | None = None,
+    trusted: TrustedHosts | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `app` on the listening `sockets` until `shutdown_trigger` returns; report the URLs.
 
-    With `plain`, HTTP/1.1 connections answer its requests inside the protocol (`_h11_fast`).
+    With `plain`, HTTP/1.1 connections answer its requests inside the protocol (`_h11_fast`),
+    those whose `Host` and `Origin` `trusted` allows, if given (the app judges the others).
 
     The same life cycle as `hypercorn.trio.worker_serve`: ASGI lifespan start-up first; at
     shutdown, stop accepting, close idle connections, give in-flight requests
@@ -110,8 +113,9 @@ async def serve(
         for sock in sockets.insecure_sockets:
             listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
             binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
+        in_protocol = None if plain is None else (plain, trusted)
         handler = partial(
-            _Connection, app, config, context, ConnectionState(lifespan_state.copy()), plain
+            _Connection, app, config, context, ConnectionState(lifespan_state.copy()), in_protocol
         )
         async with trio.open_nursery() as connections:
             task_status.started(binds)
@@ -143,7 +147,7 @@ class _Connection(TCPServer):
         config: hypercorn.config.Config,
         context: WorkerContext,
         state: ConnectionState,
-        plain: PlainRequests | None,
+        plain: tuple[PlainRequests, TrustedHosts | None] | None,
         stream: trio.SocketStream,
     ) -> None:
         super().__init__(app, config, context, state, stream)  # type: ignore[arg-type]
@@ -174,7 +178,7 @@ class _Connection(TCPServer):
                     "http/1.1",
                 )
                 if self._plain is not None:
-                    self.protocol.protocol = _fast_protocol(self.protocol, self._plain)
+                    self.protocol.protocol = _fast_protocol(self.protocol, *self._plain)
                 await self.protocol.initiate()
                 self._set_idle(True)
                 task_group.spawn(self._close_when_idle)
@@ -308,11 +312,14 @@ class _Connection(TCPServer):
                 await self._initiate_server_close()
 
 
-def _fast_protocol(wrapper: ProtocolWrapper, plain: PlainRequests) -> FastH11Protocol:
+def _fast_protocol(
+    wrapper: ProtocolWrapper, plain: PlainRequests, trusted: TrustedHosts | None
+) -> FastH11Protocol:
     """The HTTP/1.1 protocol `wrapper` starts with, answering `plain` itself (an upgrade to
     HTTP/2 still replaces it with hypercorn's `H2Protocol`)."""
     return FastH11Protocol(
         plain,
+        trusted,
         wrapper.app,
         wrapper.config,
         wrapper.context,

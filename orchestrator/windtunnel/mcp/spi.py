@@ -30,9 +30,6 @@ from ._stdio_fast import StdioFastCalls
 if TYPE_CHECKING:
     from ._http import HTTPServing
 
-# The SDK turns its DNS-rebinding checks on for these bind addresses; the fast path mirrors them.
-LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
-
 __all__ = ["MCPServer"]
 
 
@@ -133,7 +130,6 @@ class MCPServer(ABC):
                 tools=[spec.name for spec in self.tool_specs()],
                 answer=self.handle_call,
                 server=sdk_server,
-                loopback_only=host in LOOPBACK_BINDS,
             )
 
         async with trio.open_nursery() as nursery:
