@@ -97,7 +97,7 @@ async def stdio_session(
         async with trio.open_nursery() as nursery:
 
             async def serve() -> None:
-                await serve_fds(sdk, server_in, server_out, calls)
+                await serve_fds(sdk, server_in, server_out, calls, server.ordered_tools())
 
             nursery.start_soon(serve)
             to_server = trio.lowlevel.FdStream(os.dup(client_out))

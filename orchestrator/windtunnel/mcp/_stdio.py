@@ -11,7 +11,12 @@ write:
   where the fast path answers it for servers that answer on Trio, or the SDK session gets it;
 - `Stdout.write_line` writes one whole line at a time, under a lock, for the reader thread and
   for Trio alike (Trio's writes run in worker threads, so a client that stops reading never
-  stalls the Trio loop): responses never interleave.
+  stalls the Trio loop): responses never interleave;
+- calls whose order matters (`ordered` tools: a universe's sequence-mode tools) are consumed in
+  the order the client sent them. A line answered by the fast path is consumed before the next
+  line is read; the SDK session runs each request in a task of its own, which Trio may run
+  after a later line was answered, so a call of an ordered tool handed to it holds the reader
+  until its answer is written.
 
 Why a thread: on Trio every line costs a pass through its scheduler (an epoll registration, a
 task wake-up, the run loop's bookkeeping) before any of our code runs, and the client waits for
@@ -29,7 +34,7 @@ import os
 import select
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
 from contextlib import contextmanager, suppress
 from functools import partial
 from typing import Any
@@ -86,10 +91,13 @@ class Stdout:
         return True
 
 
-async def serve_stdio(server: Server[Any], fast: StdioFastCalls | None = None) -> None:
+async def serve_stdio(
+    server: Server[Any], fast: StdioFastCalls | None = None, ordered: Collection[str] = ()
+) -> None:
     """Serve `server` on stdin/stdout until stdin closes (both protocol eras).
 
     With `fast`, plain `tools/call` lines are answered by it; every other line goes to the SDK.
+    Calls of the `ordered` tools are consumed in the order they were sent.
     """
     if sys.platform == "win32":  # no fd diversion there: the SDK's own transport, no fast path
         from mcp.server.stdio import stdio_server
@@ -101,7 +109,7 @@ async def serve_stdio(server: Server[Any], fast: StdioFastCalls | None = None) -
     try:
         with _claimed(0, devnull) as stdin_fd, _claimed(1, 2) as stdout_fd:
             try:
-                await serve_fds(server, stdin_fd, stdout_fd, fast)
+                await serve_fds(server, stdin_fd, stdout_fd, fast, ordered)
             except* (BrokenPipeError, ConnectionResetError):
                 # The client closed its end of our stdout: it is gone, like a closed stdin.
                 logger.info("stdio_client_gone", reason="stdout closed by the client")
@@ -110,10 +118,17 @@ async def serve_stdio(server: Server[Any], fast: StdioFastCalls | None = None) -
 
 
 async def serve_fds(
-    server: Server[Any], read_fd: int, write_fd: int, fast: StdioFastCalls | None
+    server: Server[Any],
+    read_fd: int,
+    write_fd: int,
+    fast: StdioFastCalls | None,
+    ordered: Collection[str] = (),
 ) -> None:
     """Serve `server` on lines read from `read_fd` and written to `write_fd` (any kind of file:
     pipes, sockets, terminals, regular files) until `read_fd` ends. The fds stay the caller's."""
+    ordered = frozenset(ordered)
+    unanswered: dict[types.RequestId, trio.Event] = {}
+    """Ordered calls handed to the SDK, by id: set once the answer is written."""
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
     # Duplicates of our own: one a read is still blocked on when we leave is never closed, so
@@ -136,7 +151,10 @@ async def serve_fds(
                 return True
             if fast is not None:
                 fast.handed_over(message)
+            consumed = _ordered_call(message, ordered, unanswered)
             await read_send.send(SessionMessage(message))
+            if consumed is not None:
+                await consumed.wait()  # no later line is read before this call is consumed
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             return False  # the session closed its end: there is no one left to hand lines to
         return True
@@ -159,6 +177,10 @@ async def serve_fds(
                     # settled: not later, so the client's next line finds it up to date; not
                     # sooner, so no fast answer can overtake it.
                     await stdout.send(line, once_placed=partial(fast.sent, message))
+                if unanswered and isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                    consumed = unanswered.pop(message.id, None)  # type: ignore[arg-type]
+                    if consumed is not None:
+                        consumed.set()
 
     try:
         async with trio.open_nursery() as nursery:
@@ -171,6 +193,23 @@ async def serve_fds(
             os.close(writer_fd)
         if reader.done:
             os.close(reader_fd)
+
+
+def _ordered_call(
+    message: types.JSONRPCMessage,
+    ordered: frozenset[str],
+    unanswered: dict[types.RequestId, trio.Event],
+) -> trio.Event | None:
+    """If `message` calls an `ordered` tool, an event set once its answer is written."""
+    if not ordered or not isinstance(message, types.JSONRPCRequest):
+        return None
+    params = message.params
+    if message.method != "tools/call" or not isinstance(params, dict):
+        return None
+    if params.get("name") not in ordered or message.id in unanswered:
+        return None
+    answered = unanswered[message.id] = trio.Event()
+    return answered
 
 
 class _Reader:

@@ -65,6 +65,9 @@ class RecordedMCPServer(MCPServer):
         thread-safe there)."""
         self.replay.listeners.append(listener)
 
+    def ordered_tools(self) -> frozenset[str]:
+        return frozenset(t.name for t in self.universe.tools if t.mode == "sequence")
+
     def tool_specs(self) -> list[ToolSpec]:
         return [ToolSpec(t.name, t.input_schema, t.description) for t in self.universe.tools]
 

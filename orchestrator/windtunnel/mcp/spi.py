@@ -70,6 +70,12 @@ class MCPServer(ABC):
     def call_log(self) -> list[MCPCall]:
         """Every call so far, in arrival order."""
 
+    def ordered_tools(self) -> frozenset[str]:
+        """Tools whose calls must be answered in the order they were sent (their answer depends
+        on the calls before: a universe's sequence-mode tools). Over stdio that order is kept
+        however a call is answered; HTTP requests have no order between them."""
+        return frozenset()
+
     def rename(self, name: str) -> None:
         """Take the upstream name a scenario gives this server (it tags every call)."""
         self.name = name
@@ -174,4 +180,4 @@ class MCPServer(ABC):
         if self.fast_calls:
             tools = [spec.name for spec in self.tool_specs()]
             fast = StdioFastCalls(sdk_server, tools, self.handle_call, self.sync_answer())
-        await serve_stdio(sdk_server, fast)
+        await serve_stdio(sdk_server, fast, self.ordered_tools())
