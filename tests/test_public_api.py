@@ -48,6 +48,7 @@ def test_api_all_is_pinned() -> None:
         "call_budget",
         "call_order",
         "contains",
+        "coverage",
         "forbidden_call",
         "freeze_universe",
         "json_field",

@@ -152,7 +152,7 @@ BAD: list[tuple[str, str]] = [
         + "".join(SCENARIO.format(name=n) for n in "abc")
         + '[[scenario.policies]]\nkind = "no_diverge"\n',
         "at scenario[2].policies[0].kind: unknown policy 'no_diverge'; expected one of "
-        "call_budget, call_order, forbidden_call, no_divergence, required_call",
+        "call_budget, call_order, coverage, forbidden_call, no_divergence, required_call",
     ),
     (SCENARIO.format(name="a"), "at pack: required key missing"),
     ("[pack]\n" + SCENARIO.format(name="a"), "at pack.name: required key missing"),

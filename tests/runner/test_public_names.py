@@ -24,6 +24,7 @@ def test_runner_all() -> None:
         "call_budget",
         "call_order",
         "contains",
+        "coverage",
         "default_mcp_factory",
         "evaluate",
         "forbidden_call",

@@ -1,7 +1,8 @@
 """The event schema: one JSON object per event, the same on every sink.
 
 Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp` (ISO 8601, UTC),
-`level`, `pack`, `scenario`, `upstream` (null where they do not apply). Per event:
+`level`, `pack`, `scenario` (the scenario's name), `unit_id` (`name#repeat`, the run of it) and
+`upstream` (null where they do not apply); `results.jsonl` names units the same way. Per event:
 
 | event | level | extra fields |
 |---|---|---|
@@ -48,6 +49,7 @@ def make_event(
     level: str = "info",
     pack: str | None = None,
     scenario: str | None = None,
+    unit_id: str | None = None,
     upstream: str | None = None,
     **fields: Any,
 ) -> dict[str, Any]:
@@ -58,6 +60,7 @@ def make_event(
         "level": level,
         "pack": pack,
         "scenario": scenario,
+        "unit_id": unit_id,
         "upstream": upstream,
         **fields,
     }
@@ -83,10 +86,21 @@ def utc_timestamp() -> str:
 
 
 def call_events(
-    call: MCPCall, *, pack: str | None, scenario: str, upstream: str, with_calls: bool
+    call: MCPCall,
+    *,
+    pack: str | None,
+    scenario: str,
+    upstream: str,
+    with_calls: bool,
+    unit_id: str | None = None,
 ) -> list[dict[str, Any]]:
     """The events one call produces: `tool_call` (optional), divergence, fault."""
-    where: dict[str, Any] = {"pack": pack, "scenario": scenario, "upstream": upstream}
+    where: dict[str, Any] = {
+        "pack": pack,
+        "scenario": scenario,
+        "unit_id": unit_id,
+        "upstream": upstream,
+    }
     events = []
     if with_calls:
         match = call.extra.get("match")

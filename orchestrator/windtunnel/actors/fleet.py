@@ -28,7 +28,11 @@ CLEANUP_DEADLINE_S = 10.0
 
 @dataclass
 class ScenarioRun:
-    """One scenario's servers while they run: URLs, and the merged call log after."""
+    """One unit's servers while they run: URLs, and the merged call log after.
+
+    `scenario` is the key the fleet knows the run by (the unit id in a pack run);
+    `scenario_name` is what events call it.
+    """
 
     scenario: str
     servers: dict[str, MCPServer]
@@ -36,6 +40,7 @@ class ScenarioRun:
     log: ScenarioLog = field(default_factory=ScenarioLog)
     failure: ServerError | None = None
     body: trio.CancelScope = field(default_factory=trio.CancelScope)
+    scenario_name: str = ""
 
     def call_log(self) -> list[MCPCall]:
         """Every call of every upstream, in arrival order, each tagged with its upstream."""
@@ -44,6 +49,11 @@ class ScenarioRun:
     @property
     def faults(self) -> list[str]:
         return list(self.log.faults)
+
+    @property
+    def where(self) -> dict[str, str]:
+        """The `scenario` and `unit_id` fields of this run's events."""
+        return {"scenario": self.scenario_name or self.scenario, "unit_id": self.scenario}
 
 
 class Fleet:
@@ -67,34 +77,39 @@ class Fleet:
     @asynccontextmanager
     async def scenario(
         self,
-        scenario: str,
+        unit_id: str,
         servers: Mapping[str, MCPServer],
         *,
+        scenario_name: str | None = None,
         ports: Mapping[str, int] | None = None,
     ) -> AsyncIterator[ScenarioRun]:
         """Serve `servers` for the body of the `async with`; stop, drain and report after.
 
+        `unit_id` names this run (`name#repeat` in a pack run) and must be unique while it runs;
+        events carry it as `unit_id` and `scenario_name` (default: the unit id) as `scenario`.
         A server that cannot start raises `ServerError` here, after its siblings are stopped; one
         that fails while serving cancels the body, which then raises `ServerError`.
         """
-        if scenario in self.running:
-            raise ServerError(f"scenario {scenario!r} is already running in this fleet")
+        if unit_id in self.running:
+            raise ServerError(f"scenario {unit_id!r} is already running in this fleet")
         router = self.router
-        run = ScenarioRun(scenario, dict(servers), log=router.log(scenario))
-        self.running[scenario] = run
+        run = ScenarioRun(
+            unit_id, dict(servers), log=router.log(unit_id), scenario_name=scenario_name or ""
+        )
+        self.running[unit_id] = run
         started: list[tuple[str, MCPServer]] = []
         error: str | None = None
-        await router.emit("scenario_started", scenario=scenario, upstreams=sorted(servers))
+        await router.emit("scenario_started", **run.where, upstreams=sorted(servers))
         try:
             for upstream, server in servers.items():
                 server.rename(upstream)
-                server.reporter = router.reporter(scenario, upstream)
+                server.reporter = router.reporter(unit_id, upstream, scenario=run.where["scenario"])
                 server.log_events = False  # the router emits them, with pack and scenario
                 port = (ports or {}).get(upstream, 0)
                 url = await self._nursery.start(self._supervise, run, upstream, server, port)
                 started.append((upstream, server))
                 run.urls[upstream] = url
-                await router.emit("server_started", scenario=scenario, upstream=upstream, url=url)
+                await router.emit("server_started", **run.where, upstream=upstream, url=url)
             with run.body:
                 yield run
             if run.failure is not None:
@@ -105,17 +120,17 @@ class Fleet:
         finally:
             with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
                 cleanup.shield = True
-                await self._stop_all(scenario, started)
+                await self._stop_all(run, started)
                 await router.flush()
                 await router.emit(
                     "scenario_finished",
-                    scenario=scenario,
+                    **run.where,
                     calls=len(run.log.calls),
                     divergences=run.log.divergences,
                     faults=run.log.faults,
                     error=error,
                 )
-            del self.running[scenario]
+            del self.running[unit_id]
 
     async def _supervise(
         self,
@@ -136,7 +151,7 @@ class Fleet:
             await self.router.emit(
                 "server_failed",
                 level="error",
-                scenario=run.scenario,
+                **run.where,
                 upstream=upstream,
                 error=reason,
             )
@@ -145,11 +160,11 @@ class Fleet:
             run.failure = ServerError(f"upstream {upstream!r} failed while serving: {reason}")
             run.body.cancel()
 
-    async def _stop_all(self, scenario: str, started: list[tuple[str, MCPServer]]) -> None:
+    async def _stop_all(self, run: ScenarioRun, started: list[tuple[str, MCPServer]]) -> None:
         async def stop(upstream: str, server: MCPServer) -> None:
             await server.stop(grace_s=STOP_GRACE_S)
             await self.router.emit(
-                "server_stopped", scenario=scenario, upstream=upstream, calls=len(server.call_log())
+                "server_stopped", **run.where, upstream=upstream, calls=len(server.call_log())
             )
 
         async with trio.open_nursery() as nursery:

@@ -37,6 +37,7 @@ class ScenarioLog:
 
 @dataclass(frozen=True)
 class _Call:
+    unit_id: str
     scenario: str
     upstream: str
     call: MCPCall
@@ -63,15 +64,22 @@ class Router:
             CHANNEL_SIZE
         )
 
-    def log(self, scenario: str) -> ScenarioLog:
-        return self.scenarios.setdefault(scenario, ScenarioLog())
+    def log(self, unit_id: str) -> ScenarioLog:
+        return self.scenarios.setdefault(unit_id, ScenarioLog())
 
-    def reporter(self, scenario: str, upstream: str) -> Callable[[MCPCall], Awaitable[None]]:
-        """The coroutine a server awaits with each call, before it answers the call."""
+    def reporter(
+        self, unit_id: str, upstream: str, *, scenario: str | None = None
+    ) -> Callable[[MCPCall], Awaitable[None]]:
+        """The coroutine a server awaits with each call, before it answers the call.
+
+        Calls go to the log of `unit_id`; their events name both the unit and its `scenario`
+        (the unit id itself when no scenario name is given).
+        """
         send = self._send
+        name = scenario if scenario is not None else unit_id
 
         async def report(call: MCPCall) -> None:
-            message = _Call(scenario, upstream, call)
+            message = _Call(unit_id, name, upstream, call)
             # Queued without a scheduler pass when there is room: the answer then leaves
             # before the router handles the call, rather than after it 1 time in 2. A full
             # channel still makes the server wait (backpressure).
@@ -123,7 +131,7 @@ class Router:
             self.publish(message)
 
     def _route_call(self, message: _Call) -> None:
-        log = self.log(message.scenario)
+        log = self.log(message.unit_id)
         log.calls.append(message.call)
         fault = message.call.extra.get("fault")
         if fault is not None:
@@ -132,6 +140,7 @@ class Router:
             message.call,
             pack=self.pack,
             scenario=message.scenario,
+            unit_id=message.unit_id,
             upstream=message.upstream,
             with_calls=self.call_events,
         ):

@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Callable
 
 from . import (
+    diff_command,
     import_command,
     merge_command,
     plan_command,
@@ -28,4 +29,5 @@ REGISTRY: list[Register] = [
     plan_command.register_plan,
     merge_command.register_merge,
     record_command.register_record,
+    diff_command.register_diff,
 ]

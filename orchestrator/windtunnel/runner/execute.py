@@ -18,6 +18,7 @@ from ..fd_limit import fd_hint
 from ..mcp.spi import MCPServer
 from ..universe import Universe
 from .adapters import AgentLike, resolve_agent
+from .coverage import unit_coverage
 from .scenario import Scenario, ScenarioPack, normalize_servers
 from .scoring import evaluate
 from .trace import Trace, warnings_from_calls
@@ -65,7 +66,7 @@ async def run_unit(
             agent = pack.agent_for(scenario)
         runnable = resolve_agent(agent, scenario, base_dir=base_dir)
         with tempfile.TemporaryDirectory(prefix="wt-run-") as workdir:
-            async with fleet.scenario(unit.id, servers) as run:
+            async with fleet.scenario(unit.id, servers, scenario_name=scenario.name) as run:
                 ctx = AgentContext(
                     scenario=scenario.name,
                     task=scenario.task,
@@ -87,6 +88,7 @@ async def run_unit(
             trace.error = "server fault: " + "; ".join(run.faults)
     trace.duration_s = time.perf_counter() - t0
     trace.warnings = warnings_from_calls(trace.mcp_calls, scenario.name, universes=universes)
+    trace.coverage = unit_coverage(trace.mcp_calls, universes)
     return evaluate(trace, scenario.policies, scenario.scorers)
 
 

@@ -9,11 +9,11 @@ HTML-escaped; a Content-Security-Policy forbids the page from loading anything a
 from __future__ import annotations
 
 import hashlib
-import html
 from collections.abc import Sequence
 from typing import Any
 
 from ..calls import MCPCall
+from .html_page import e, page
 from .layout import trace_relpath
 from .policies import render_json
 from .summary import Summary
@@ -25,38 +25,8 @@ _VALUE_LIMIT = 300
 _OUTPUT_LIMIT = 20_000
 _ABSENT = object()
 
-_CSS = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1b1f24;
-background:#f6f7f9}
-main{max-width:1200px;margin:0 auto;padding:24px}
-h1{font-size:22px;margin:0 0 12px}h2{font-size:18px;margin:28px 0 10px}
-h3{font-size:15px;margin:14px 0 6px}
-table{border-collapse:collapse;width:100%;background:#fff;margin:4px 0 10px}
-th,td{border:1px solid #d8dde3;padding:4px 8px;text-align:left;vertical-align:top;
-overflow-wrap:break-word}
-td.mono{overflow-wrap:anywhere}
-th{background:#eef1f4;font-weight:600}
-code,pre,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12.5px}
-pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #d8dde3;
-padding:8px;margin:4px 0}
-.cards{display:flex;gap:10px;flex-wrap:wrap;margin-bottom:8px}
-.card{background:#fff;border:1px solid #d8dde3;border-radius:6px;padding:8px 14px}
-.card b{display:block;font-size:20px}
-.pill{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;
-color:#fff}
-.passed{background:#1a7f37}.failed{background:#cf222e}.error{background:#9a6700}
-.ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:600}
-details.unit{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:10px 0;
-padding:6px 12px}
-details.unit>summary{cursor:pointer;font-weight:600;padding:4px 0}
-tr.diverged td{background:#fff4e5}
-.diff .call{background:#ffebe9}.diff .rec{background:#dafbe1}
-.muted{color:#57606a}
-"""
 
-
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+_e = e
 
 
 def _json(value: Any, limit: int = _VALUE_LIMIT) -> str:
@@ -183,6 +153,25 @@ def _diff(warning: dict[str, Any]) -> str:
     )
 
 
+def _indexes(indexes: Sequence[int], limit: int = 20) -> str:
+    shown = ", ".join(f"#{i}" for i in indexes[:limit])
+    return shown + (f" and {len(indexes) - limit} more" if len(indexes) > limit else "")
+
+
+def _coverage(trace: Trace) -> str:
+    if not trace.coverage:
+        return ""
+    rows = "".join(
+        f"<tr><td>{_e(upstream)}</td><td>{cov.served}/{cov.recordings}</td>"
+        f"<td>{cov.calls}</td><td>{cov.unmatched}</td><td>{_e(_indexes(cov.unused))}</td></tr>"
+        for upstream, cov in trace.coverage.items()
+    )
+    return (
+        "<h3>Coverage</h3><table><tr><th>upstream</th><th>recordings served</th><th>calls</th>"
+        f"<th>calls matching none</th><th>never used</th></tr>{rows}</table>"
+    )
+
+
 def _divergences(trace: Trace) -> str:
     warnings = [w for w in trace.warnings if w.get("event") == "universe_divergence"]
     if not warnings:
@@ -257,6 +246,7 @@ def _unit(trace: Trace) -> str:
         _verdicts(trace),
         "<h3>Scorers</h3>",
         _scores(trace),
+        _coverage(trace),
         _divergences(trace),
         _timeline(trace),
         "</details>",
@@ -266,15 +256,10 @@ def _unit(trace: Trace) -> str:
 
 def render_report(traces: Sequence[Trace], summary: Summary) -> str:
     """The whole report as one HTML document."""
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        '<meta http-equiv="Content-Security-Policy" '
-        "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"<title>Wind Tunnel: {_e(summary.pack)}</title><style>{_CSS}</style></head><body><main>"
-        + _header(summary)
+    body = (
+        _header(summary)
         + _scenario_table(summary, traces)
         + "<h2>Units</h2>"
         + "".join(_unit(trace) for trace in traces)
-        + "</main></body></html>\n"
     )
+    return page(f"Wind Tunnel: {summary.pack}", body)

@@ -3,8 +3,9 @@
 One `<testsuite>` is the pack; one `<testcase name="<unit id>" classname="<pack>.<scenario>">` is
 one unit. A failed unit gets `<failure type="policy|scorer">` listing every failing verdict and
 score and every divergence; an agent crash or timeout gets `<error type="agent_error">`. Suite
-`<properties>` carry the counts and each scenario's pass@k / pass^k; the suite's `<system-out>`
-points each unit at its trace file. The Ant schema allows nothing else inside a `<testcase>`.
+`<properties>` carry the counts, each scenario's pass@k / pass^k and universe coverage; the
+suite's `<system-out>` points each unit at its trace file. The Ant schema allows nothing else
+inside a `<testcase>`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,9 @@ def _properties(suite: ET.Element, summary: Summary) -> None:
     prop("divergences", summary.divergences)
     prop("policy_failures", summary.policy_failures)
     prop("scorer_failures", summary.scorer_failures)
+    for upstream, total in summary.coverage.items():
+        for field in ("recordings", "served", "never_used", "unmatched"):
+            prop(f"coverage.{upstream}.{field}", getattr(total, field))
     for name, scenario in summary.scenarios.items():
         prop(f"{name}.runs", scenario.runs)
         prop(f"{name}.passed", scenario.passed)
@@ -77,6 +81,12 @@ def _properties(suite: ET.Element, summary: Summary) -> None:
             prop(f"{name}.pass_at_k.{k}", f"{value:.6g}")
         for k, value in scenario.pass_hat_k.items():
             prop(f"{name}.pass_hat_k.{k}", f"{value:.6g}")
+        for upstream, cov in scenario.coverage.items():
+            prefix = f"{name}.coverage.{upstream}"
+            prop(f"{prefix}.recordings", cov.recordings)
+            prop(f"{prefix}.served", cov.served)
+            prop(f"{prefix}.never_used", ",".join(map(str, cov.never_used)))
+            prop(f"{prefix}.unmatched", cov.unmatched)
 
 
 def render_junit(traces: Sequence[Trace], summary: Summary) -> bytes:

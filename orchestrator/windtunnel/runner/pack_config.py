@@ -21,7 +21,15 @@ from typing import Any
 from ..errors import ConfigError
 from .agent_spec import AgentSpec
 from .config_fields import Fields
-from .policies import Policy, call_budget, call_order, forbidden_call, no_divergence, required_call
+from .policies import (
+    Policy,
+    call_budget,
+    call_order,
+    coverage,
+    forbidden_call,
+    no_divergence,
+    required_call,
+)
 from .scenario import PlanStep, Scenario, ScenarioPack
 from .scorers import Scorer, contains, json_field, regex
 
@@ -67,12 +75,18 @@ def _call_order(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
     return call_order(table.str_list("tools", required=True, nonempty=True))
 
 
+def _coverage(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
+    minimum = table.number("minimum", 1.0, minimum=0.0, maximum=1.0)
+    return coverage(table.text("tool"), _upstream_ref(table, upstreams), minimum)
+
+
 POLICY_KINDS: dict[str, Callable[[Fields, Mapping[str, Path]], Policy]] = {
     "no_divergence": _no_divergence,
     "required_call": _required_call,
     "forbidden_call": _forbidden_call,
     "call_budget": _call_budget,
     "call_order": _call_order,
+    "coverage": _coverage,
 }
 
 

@@ -18,6 +18,7 @@ from .trace import Trace, Verdict, divergent_calls
 __all__ = [
     "CallBudget",
     "CallOrder",
+    "Coverage",
     "ForbiddenCall",
     "NoDivergence",
     "Policy",
@@ -25,6 +26,7 @@ __all__ = [
     "args_match",
     "call_budget",
     "call_order",
+    "coverage",
     "describe_call",
     "forbidden_call",
     "no_divergence",
@@ -239,6 +241,54 @@ class CallOrder:
         return Verdict(name=self.name, passed=True, reason="in order: " + ", ".join(found))
 
 
+@dataclass(frozen=True)
+class Coverage:
+    """Passes when the unit's calls were served from at least `minimum` (a fraction) of the
+    recordings: of `tool` if given, on `upstream` if given, else of every universe it ran on."""
+
+    tool: str | None = None
+    upstream: str | None = None
+    minimum: float = 1.0
+    name: str = field(default="", compare=False)
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.minimum <= 1.0:
+            raise ConfigError(f"coverage needs minimum within [0, 1], got {self.minimum}")
+        if not self.name:
+            scope = _tool_label(self.tool, self.upstream) if self.tool else self.upstream
+            object.__setattr__(self, "name", f"coverage({scope or 'all'}, {self.minimum:g})")
+
+    def check(self, trace: Trace) -> Verdict:
+        recordings = served = 0
+        unused: list[str] = []
+        for upstream, cov in trace.coverage.items():
+            if self.upstream is not None and upstream != self.upstream:
+                continue
+            if self.tool is None:
+                recordings += cov.recordings
+                served += cov.served
+                unused += [f"{upstream}#{i}" for i in cov.unused]
+            elif self.tool in cov.tools:
+                tool = cov.tools[self.tool]
+                recordings += tool.recordings
+                served += tool.served
+                unused += [f"{upstream}#{i}" for i in tool.unused]
+        scope = _tool_label(self.tool, self.upstream) if self.tool else self.upstream
+        what = f"recordings of {scope}" if scope else "recordings"
+        if recordings == 0:
+            return Verdict(
+                name=self.name, passed=False, reason=f"no {what} in this unit's universes"
+            )
+        passed = served >= self.minimum * recordings
+        reason = f"{served} of {recordings} {what} served (minimum {self.minimum:.0%})"
+        if unused:
+            shown = ", ".join(unused[:10]) + (
+                f" and {len(unused) - 10} more" if len(unused) > 10 else ""
+            )
+            reason += f"; never used: {shown}"
+        return Verdict(name=self.name, passed=passed, reason=reason)
+
+
 def no_divergence() -> NoDivergence:
     """A policy that fails a trace that left the recording."""
     return NoDivergence()
@@ -266,3 +316,11 @@ def call_budget(max_calls: int, tool: str | None = None) -> CallBudget:
 def call_order(tools: Sequence[str]) -> CallOrder:
     """A policy that requires these tools to be called in this relative order."""
     return CallOrder(tuple(tools))
+
+
+def coverage(
+    tool: str | None = None, upstream: str | None = None, minimum: float = 1.0
+) -> Coverage:
+    """A policy that requires the recordings (of `tool`, on `upstream`) to be used: every one
+    by default, or at least the fraction `minimum`."""
+    return Coverage(tool, upstream, minimum)

@@ -34,6 +34,7 @@ __all__ = [
     "TRACES_DIR",
     "RunWriter",
     "atomic_write",
+    "load_full_trace",
     "read_results",
     "trace_filename",
     "write_traces",
@@ -195,7 +196,7 @@ def _write_or_fail(path: Path, write: Callable[[], None]) -> None:
         ) from None
 
 
-def _load_trace_file(run_dir: Path, row: Trace) -> Trace:
+def load_full_trace(run_dir: Path, row: Trace) -> Trace:
     """The full trace behind a results row, or the row itself when the file is unusable."""
     if not row.trace_file:
         return row
@@ -234,7 +235,7 @@ def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) ->
             row = _decoder.decode(line)
         except msgspec.DecodeError as exc:
             raise InputError(str(exc), file=os.fspath(path), path=f"line {number}") from None
-        traces[row.unit_id] = _load_trace_file(root, row) if with_calls else row
+        traces[row.unit_id] = load_full_trace(root, row) if with_calls else row
     return list(traces.values())
 
 

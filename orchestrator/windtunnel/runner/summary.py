@@ -1,7 +1,9 @@
 """`Summary`: the aggregates of a run, as written to `summary.json`.
 
-Counts per status, divergences, policy and scorer failures, durations, and per scenario the
-pass rate with pass@k and pass^k for every k from 1 to the number of runs (see `repeats`).
+Counts per status, divergences, policy and scorer failures, durations, universe coverage, and
+per scenario the pass rate with pass@k and pass^k for every k from 1 to the number of runs (see
+`repeats`). `SummaryBuilder` folds units in one at a time, so a run of any size is summarized
+without holding its units.
 """
 
 from __future__ import annotations
@@ -10,10 +12,18 @@ from collections.abc import Iterable
 
 import msgspec
 
+from .coverage import CoverageTotals, ScenarioCoverage
 from .repeats import pass_at_k, pass_hat_k
 from .trace import Trace
 
-__all__ = ["SUMMARY_FORMAT_VERSION", "Durations", "ScenarioSummary", "Summary", "summarize"]
+__all__ = [
+    "SUMMARY_FORMAT_VERSION",
+    "Durations",
+    "ScenarioSummary",
+    "Summary",
+    "SummaryBuilder",
+    "summarize",
+]
 
 SUMMARY_FORMAT_VERSION = 1
 
@@ -26,15 +36,9 @@ class Durations(msgspec.Struct, kw_only=True):
     max: float = 0.0
 
 
-def _durations(traces: list[Trace]) -> Durations:
-    if not traces:
-        return Durations()
-    values = [t.duration_s for t in traces]
-    return Durations(total=sum(values), mean=sum(values) / len(values), max=max(values))
-
-
 class ScenarioSummary(msgspec.Struct, kw_only=True):
-    """One scenario over its repeats. `pass_at_k` / `pass_hat_k` are keyed by k (as text)."""
+    """One scenario over its repeats. `pass_at_k` / `pass_hat_k` are keyed by k (as text);
+    `coverage` is keyed by upstream."""
 
     runs: int
     passed: int
@@ -47,6 +51,7 @@ class ScenarioSummary(msgspec.Struct, kw_only=True):
     any_passed: bool
     divergences: int
     durations: Durations
+    coverage: dict[str, ScenarioCoverage] = msgspec.field(default_factory=dict)
 
 
 class Summary(msgspec.Struct, kw_only=True):
@@ -65,51 +70,122 @@ class Summary(msgspec.Struct, kw_only=True):
     wall_s: float
     started_at: float
     scenarios: dict[str, ScenarioSummary]
+    coverage: dict[str, CoverageTotals] = msgspec.field(default_factory=dict)
     windtunnel_summary: int = SUMMARY_FORMAT_VERSION
 
 
-def _scenario_summary(traces: list[Trace]) -> ScenarioSummary:
-    n = len(traces)
-    passed = sum(1 for t in traces if t.status == "passed")
-    errors = sum(1 for t in traces if t.status == "error")
-    ks = range(1, n + 1)
-    return ScenarioSummary(
-        runs=n,
-        passed=passed,
-        failed=n - passed - errors,
-        errors=errors,
-        pass_rate=passed / n,
-        pass_at_k={str(k): pass_at_k(traces, k) for k in ks},
-        pass_hat_k={str(k): pass_hat_k(traces, k) for k in ks},
-        all_passed=passed == n,
-        any_passed=passed > 0,
-        divergences=sum(t.divergence_count for t in traces),
-        durations=_durations(traces),
-    )
+class _Counts:
+    """Running totals over units: what a summary needs, without keeping the units."""
+
+    def __init__(self) -> None:
+        self.runs = 0
+        self.passed = 0
+        self.errors = 0
+        self.divergences = 0
+        self.duration_total = 0.0
+        self.duration_max = 0.0
+
+    def add(self, trace: Trace) -> None:
+        self.runs += 1
+        self.passed += trace.status == "passed"
+        self.errors += trace.status == "error"
+        self.divergences += trace.divergence_count
+        self.duration_total += trace.duration_s
+        self.duration_max = max(self.duration_max, trace.duration_s)
+
+    @property
+    def durations(self) -> Durations:
+        if not self.runs:
+            return Durations()
+        total = self.duration_total
+        return Durations(total=total, mean=total / self.runs, max=self.duration_max)
+
+
+class _ScenarioCounts(_Counts):
+    def __init__(self) -> None:
+        super().__init__()
+        self.coverage: dict[str, ScenarioCoverage] = {}
+
+    def add(self, trace: Trace) -> None:
+        super().add(trace)
+        for upstream, unit in trace.coverage.items():
+            self.coverage.setdefault(upstream, ScenarioCoverage()).add(unit)
+
+    def summary(self) -> ScenarioSummary:
+        n, passed = self.runs, self.passed
+        outcomes = [True] * passed + [False] * (n - passed)
+        ks = range(1, n + 1)
+        return ScenarioSummary(
+            runs=n,
+            passed=passed,
+            failed=n - passed - self.errors,
+            errors=self.errors,
+            pass_rate=passed / n,
+            pass_at_k={str(k): pass_at_k(outcomes, k) for k in ks},
+            pass_hat_k={str(k): pass_hat_k(outcomes, k) for k in ks},
+            all_passed=passed == n,
+            any_passed=passed > 0,
+            divergences=self.divergences,
+            durations=self.durations,
+            coverage=self.coverage,
+        )
+
+
+class SummaryBuilder:
+    """A summary built one unit at a time: memory grows with scenarios, never with units."""
+
+    def __init__(self, pack: str = "windtunnel") -> None:
+        self.pack = pack
+        self._all = _Counts()
+        self._scenarios: dict[str, _ScenarioCounts] = {}
+        self._policy_failures = 0
+        self._scorer_failures = 0
+        self._start = 0.0
+        self._end = 0.0
+
+    def add(self, trace: Trace) -> None:
+        """Count one finished unit (each unit once)."""
+        self._all.add(trace)
+        self._scenarios.setdefault(trace.scenario, _ScenarioCounts()).add(trace)
+        self._policy_failures += sum(1 for v in trace.verdicts if not v.passed)
+        self._scorer_failures += sum(1 for s in trace.scores if not s.passed)
+        if trace.started_at:
+            end = trace.started_at + trace.duration_s
+            self._start = min(self._start, trace.started_at) if self._start else trace.started_at
+            self._end = max(self._end, end)
+
+    def build(self) -> Summary:
+        counts = self._all
+        scenarios = {name: acc.summary() for name, acc in self._scenarios.items()}
+        totals: dict[str, CoverageTotals] = {}
+        for scenario in scenarios.values():
+            for upstream, cov in scenario.coverage.items():
+                total = totals.setdefault(upstream, CoverageTotals())
+                total.recordings += cov.recordings
+                total.served += cov.served
+                total.never_used += len(cov.never_used)
+                total.unmatched += cov.unmatched
+        return Summary(
+            pack=self.pack,
+            total=counts.runs,
+            passed=counts.passed,
+            failed=counts.runs - counts.passed - counts.errors,
+            errors=counts.errors,
+            ok=counts.passed == counts.runs,
+            divergences=counts.divergences,
+            policy_failures=self._policy_failures,
+            scorer_failures=self._scorer_failures,
+            durations=counts.durations,
+            wall_s=(self._end - self._start) if self._start else 0.0,
+            started_at=self._start,
+            scenarios=scenarios,
+            coverage=totals,
+        )
 
 
 def summarize(traces: Iterable[Trace], *, pack: str = "windtunnel") -> Summary:
     """Aggregate finished traces (each unit once; scenarios in first-seen order)."""
-    units = list(traces)
-    by_scenario: dict[str, list[Trace]] = {}
-    for trace in units:
-        by_scenario.setdefault(trace.scenario, []).append(trace)
-    passed = sum(1 for t in units if t.status == "passed")
-    errors = sum(1 for t in units if t.status == "error")
-    starts = [t.started_at for t in units if t.started_at]
-    ends = [t.started_at + t.duration_s for t in units if t.started_at]
-    return Summary(
-        pack=pack,
-        total=len(units),
-        passed=passed,
-        failed=len(units) - passed - errors,
-        errors=errors,
-        ok=passed == len(units),
-        divergences=sum(t.divergence_count for t in units),
-        policy_failures=sum(1 for t in units for v in t.verdicts if not v.passed),
-        scorer_failures=sum(1 for t in units for s in t.scores if not s.passed),
-        durations=_durations(units),
-        wall_s=(max(ends) - min(starts)) if starts else 0.0,
-        started_at=min(starts) if starts else 0.0,
-        scenarios={name: _scenario_summary(group) for name, group in by_scenario.items()},
-    )
+    builder = SummaryBuilder(pack)
+    for trace in traces:
+        builder.add(trace)
+    return builder.build()

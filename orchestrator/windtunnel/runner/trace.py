@@ -14,6 +14,7 @@ import msgspec
 
 from ..calls import MCPCall
 from ..universe import Universe
+from .coverage import UpstreamCoverage
 
 __all__ = [
     "TRACE_FORMAT_VERSION",
@@ -70,6 +71,7 @@ class Trace(msgspec.Struct, kw_only=True):
     verdicts: list[Verdict] = msgspec.field(default_factory=list)
     scores: list[Score] = msgspec.field(default_factory=list)
     tags: list[str] = msgspec.field(default_factory=list)
+    coverage: dict[str, UpstreamCoverage] = msgspec.field(default_factory=dict)
     trace_file: str | None = None
     windtunnel_trace: int = TRACE_FORMAT_VERSION
 

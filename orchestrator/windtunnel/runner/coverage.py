@@ -1,0 +1,121 @@
+"""Universe coverage: which recordings a unit's calls were served from, and which none used.
+
+Per unit and upstream (each upstream served from a universe): how many recordings the universe
+holds, how many distinct ones answered a call (`served`), the indexes of those no call used
+(`unused`), the calls made and those that matched no recording (`unmatched`, the divergences),
+and the same counts per tool. Per scenario the summary keeps the recordings that no run used
+(`never_used`); an incident where skipping a step is the bug is caught by the `coverage` policy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import msgspec
+
+from ..calls import MCPCall
+from ..universe import Universe
+
+__all__ = [
+    "CoverageTotals",
+    "ScenarioCoverage",
+    "ToolCoverage",
+    "UpstreamCoverage",
+    "unit_coverage",
+]
+
+
+class ToolCoverage(msgspec.Struct, kw_only=True):
+    """One tool of one upstream: its recordings, how many answered a call, which none used."""
+
+    recordings: int = 0
+    served: int = 0
+    unused: list[int] = msgspec.field(default_factory=list)
+
+
+class UpstreamCoverage(msgspec.Struct, kw_only=True):
+    """One upstream in one unit."""
+
+    recordings: int
+    served: int
+    unused: list[int]
+    calls: int
+    unmatched: int
+    tools: dict[str, ToolCoverage]
+
+
+def _served_indexes(calls: Iterable[MCPCall], count: int) -> set[int]:
+    served: set[int] = set()
+    for call in calls:
+        match = call.extra.get("match")
+        index = match.get("index") if isinstance(match, dict) else None
+        if isinstance(index, int) and 0 <= index < count:
+            served.add(index)
+    return served
+
+
+def unit_coverage(
+    calls: Iterable[MCPCall], universes: Mapping[str, Universe]
+) -> dict[str, UpstreamCoverage]:
+    """Coverage of every upstream in `universes` by one unit's merged call log."""
+    by_upstream: dict[str, list[MCPCall]] = {name: [] for name in universes}
+    for call in calls:
+        if call.upstream in by_upstream:
+            by_upstream[call.upstream].append(call)
+    coverage: dict[str, UpstreamCoverage] = {}
+    for name, universe in universes.items():
+        upstream_calls = by_upstream[name]
+        served = _served_indexes(upstream_calls, len(universe.recordings))
+        tools: dict[str, ToolCoverage] = {}
+        for index, recording in enumerate(universe.recordings):
+            tool = tools.setdefault(recording.tool_name, ToolCoverage())
+            tool.recordings += 1
+            if index in served:
+                tool.served += 1
+            else:
+                tool.unused.append(index)
+        coverage[name] = UpstreamCoverage(
+            recordings=len(universe.recordings),
+            served=len(served),
+            unused=[i for i in range(len(universe.recordings)) if i not in served],
+            calls=len(upstream_calls),
+            unmatched=sum(1 for call in upstream_calls if call.divergence is not None),
+            tools=tools,
+        )
+    return coverage
+
+
+class ScenarioCoverage(msgspec.Struct, kw_only=True):
+    """One upstream over every run of one scenario.
+
+    `never_used` lists the recordings that no run used; `served` counts the others; `unmatched`
+    sums the calls of every run that matched no recording.
+    """
+
+    recordings: int = 0
+    served: int = 0
+    never_used: list[int] = msgspec.field(default_factory=list)
+    unmatched: int = 0
+    runs: int = 0
+
+    def add(self, unit: UpstreamCoverage) -> None:
+        """Fold one run in: a recording stays never used only while every run left it unused."""
+        if self.runs == 0 or unit.recordings != self.recordings:
+            # The first run, or a universe that changed between runs: the latest one counts.
+            self.recordings = unit.recordings
+            self.never_used = list(unit.unused)
+        else:
+            unused = set(unit.unused)
+            self.never_used = [i for i in self.never_used if i in unused]
+        self.served = self.recordings - len(self.never_used)
+        self.unmatched += unit.unmatched
+        self.runs += 1
+
+
+class CoverageTotals(msgspec.Struct, kw_only=True):
+    """One upstream name over every scenario of a run (each scenario's universe counted once)."""
+
+    recordings: int = 0
+    served: int = 0
+    never_used: int = 0
+    unmatched: int = 0
