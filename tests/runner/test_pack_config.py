@@ -10,7 +10,13 @@ import pytest
 
 from windtunnel.errors import ConfigError
 from windtunnel.runner.pack_config import load_pack, load_pack_toml
-from windtunnel.runner.policies import CallBudget, CallOrder, NoDivergence, RequiredCall
+from windtunnel.runner.policies import (
+    CallBudget,
+    CallOrder,
+    Coverage,
+    NoDivergence,
+    RequiredCall,
+)
 from windtunnel.runner.scenario import PlanStep
 from windtunnel.runner.scorers import Contains, JsonField, Regex
 
@@ -80,12 +86,14 @@ def test_documented_example_loads(workdir: Path) -> None:
         type(scenario.policies[2]),
         CallBudget,
         CallOrder,
+        Coverage,
     ]
     assert scenario.policies[1] == RequiredCall(
         "client_lookup", {"query": "Bluewing Logistics"}, "crm"
     )
     assert scenario.policies[3] == CallBudget(6)
     assert scenario.policies[4] == CallOrder(("client_lookup", "list_invoices"))
+    assert scenario.policies[5] == Coverage("list_invoices", None, 1.0)
     assert scenario.scorers == (
         Contains("INV-7"),
         Regex(r"INV-\d+"),
