@@ -17,9 +17,7 @@ from windtunnel.runner.scoring import evaluate, no_divergence
 from windtunnel.runner.trace import Trace, warnings_from_calls
 
 ROOT = Path(__file__).parents[2]
-DEMO = ROOT / "configs" / "demo" / "pack.toml"
 CRM = ROOT / "configs" / "examples" / "crm.universe.json"
-WANDERING = "{python} agents/support_agent.py --mcp-config {mcp_config} --style wandering"
 REGRESSED = ["client-contact-lookup", "double-charge-refund", "ticket-history"]
 NEW_DIVERGENCES = [
     'crm.client_lookup({"query":"Bluewing","verbose":true})',
@@ -29,16 +27,6 @@ NEW_DIVERGENCES = [
     '"to":"ops@bluewing.example"})',
     'tickets.next_ticket_batch({"account_id":"ACC-1042"})',
 ]
-
-
-@pytest.fixture(scope="module")
-def demo_runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """The demo pack run by the careful agent (v1) and by the wandering one (v2)."""
-    root = tmp_path_factory.mktemp("demo")
-    assert main(["run", str(DEMO), "-o", str(root / "v1"), "--progress", "plain"]) == 0
-    v2 = ["run", str(DEMO), "-o", str(root / "v2"), "--progress", "plain"]
-    assert main([*v2, "--agent-command", WANDERING]) == 1
-    return root / "v1", root / "v2"
 
 
 def wt_diff(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -12,6 +12,7 @@ from . import (
     plan_command,
     record_command,
     run_command,
+    score_command,
     serve_command,
     universe_commands,
     watch_command,
@@ -30,4 +31,5 @@ REGISTRY: list[Register] = [
     merge_command.register_merge,
     record_command.register_record,
     diff_command.register_diff,
+    score_command.register_score,
 ]

@@ -6,6 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..runner.pack_ref import copy_pack_ref
 from ..scale.merge import MergeReport, merge_runs, name_units
 from .logs import configure_logging
 
@@ -38,6 +39,7 @@ def run_merge(args: argparse.Namespace) -> int:
     configure_logging()
     out = Path(args.output)
     report = merge_runs(args.dirs, out, allow_missing=args.allow_missing)
+    copy_pack_ref([Path(d) for d in args.dirs], out)
     print_merge(report, out)
     return 0 if report.summary.ok and not report.missing else 1
 

@@ -15,6 +15,7 @@ from .._gc import tune_gc_for_serving
 from .._groups import unwrap_single_error
 from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
+from ..runner.pack_ref import write_pack_ref
 from ..runner.pack_run import PackRunOptions, run_pack
 from ..runner.progress import Progress
 from ..runner.results import read_results
@@ -104,6 +105,7 @@ def run_run(args: argparse.Namespace) -> int:
         # 82 -> 99 scenarios/s at concurrency 8, 70 -> 106 at 128).
         tune_gc_for_serving()
         interrupted, summary = trio.run(_run, pack, options, progress)
+    write_pack_ref(run_dir, pack, args.pack)
     _report(summary, run_dir, interrupted, stderr)
     if interrupted:
         return EXIT_INTERRUPTED

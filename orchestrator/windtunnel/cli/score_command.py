@@ -1,0 +1,59 @@
+"""`wt score RUN_DIR [--pack PACK]`: re-score a finished run's stored traces, no agent run."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..runner.pack_config import load_pack
+from ..runner.pack_ref import PACK_REF_FILE, load_pack_ref
+from ..runner.rescore import rescore_run
+from ..scale.merge import name_units
+from .logs import configure_logging
+
+__all__ = ["register_score"]
+
+
+def register_score(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "score",
+        help="re-evaluate policies and scorers over a run's stored traces (no agent run)",
+        description=(
+            "Score every unit of RUN_DIR again with the policies and scorers of PACK (default: "
+            f"the pack the run recorded in {PACK_REF_FILE}) and write a new run directory: "
+            "results.jsonl, traces/, summary.json, junit.xml, report.html. Unchanged rules give "
+            "identical verdicts. Exit 0 when every unit passes, 1 when some fail, 2 on bad input."
+        ),
+    )
+    parser.add_argument("run_dir", metavar="RUN_DIR", help="a finished (or merged) run directory")
+    parser.add_argument("--pack", metavar="PACK", help="TOML file or module:attribute")
+    parser.add_argument(
+        "-o", "--output", metavar="DIR", help="the new run directory (default RUN_DIR/rescored)"
+    )
+    parser.set_defaults(func=run_score)
+
+
+def run_score(args: argparse.Namespace) -> int:
+    configure_logging()
+    run_dir = Path(args.run_dir)
+    pack = load_pack(args.pack) if args.pack else load_pack_ref(run_dir)
+    out = Path(args.output) if args.output else run_dir / "rescored"
+    report = rescore_run(run_dir, pack, out)
+    summary = report.summary
+    state = "passed" if summary.ok else "FAILED"
+    print(
+        f"{summary.pack}: re-scored {report.units} unit(s): {state}: {summary.passed} passed, "
+        f"{summary.failed} failed, {summary.errors} errors; {len(report.changed)} changed status",
+        file=sys.stderr,
+    )
+    if report.changed:
+        print(f"changed: {name_units(report.changed)}", file=sys.stderr)
+    if report.kept:
+        print(
+            f"kept as stored (trace file missing or unreadable): {name_units(report.kept)}",
+            file=sys.stderr,
+        )
+    print(f"report: {out / 'report.html'}", file=sys.stderr)
+    print(str(out))
+    return 0 if summary.ok else 1
