@@ -7,9 +7,9 @@ server over Streamable HTTP with `streamable_http_app()` under hypercorn.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
+import anyio
 from mcp.server import MCPServer
 
 SECRET = "sk-live-4f9a8b7c6d5e4f3a2b1c0d9e"
@@ -42,9 +42,13 @@ def build_server() -> MCPServer:
         return "accepted" if api_key == SECRET else "rejected"
 
     @server.tool(description="Answer after `seconds`.")
-    def slow(seconds: float) -> str:
-        time.sleep(seconds)
+    async def slow(seconds: float) -> str:
+        await anyio.sleep(seconds)
         return f"slept {seconds}"
+
+    @server.tool(description="A text of `size` bytes.")
+    def blob(size: int) -> str:
+        return "x" * size
 
     @server.tool(description="Exit the server process at once (a crash mid-session).")
     def crash() -> str:

@@ -49,6 +49,7 @@ def assert_recorded(path: Path) -> None:
         "issue_token",
         "use_token",
         "slow",
+        "blob",
         "crash",
     ]
     assert [t.name for t in universe.tools if t.mode == "sequence"] == ["counter"]
@@ -138,4 +139,9 @@ async def test_agent_spawns_wt_record_stdio(mode: str, upstream_kind: str, tmp_p
     assert {r["conn"] for r in records} == {"sdk"}
     calls = [r["msg"] for r in records if r["msg"].get("method") == "tools/call"]
     assert [c["params"]["name"] for c in calls] == [name for name, _ in SCRIPT]
-    assert "sdk: 7 call(s), 6 recording(s), 7 tool(s)" in errlog.read_text()
+    report = errlog.read_text()
+    assert "sdk: 7 call(s), 6 recording(s), 8 tool(s)" in report
+    assert (
+        "warning: $.recordings[4].result.structuredContent.api_key looks like an API key; "
+        "redact it" in report
+    )

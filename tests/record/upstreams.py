@@ -50,15 +50,22 @@ async def run_script(client: mcp.Client) -> list[Any]:
 
 
 @asynccontextmanager
-async def sdk_http_upstream(*, stateless: bool = False) -> AsyncIterator[str]:
-    """A fresh SDK `MCPServer` over Streamable HTTP (stateful with event streams by default)."""
+async def sdk_http_upstream(
+    *,
+    stateless: bool = False,
+    shutdown: trio.Event | None = None,
+    stopped: trio.Event | None = None,
+) -> AsyncIterator[str]:
+    """A fresh SDK `MCPServer` over Streamable HTTP (stateful with event streams by default).
+
+    Setting `shutdown` stops it early; `stopped` is set once it no longer listens."""
     app = build_server().streamable_http_app(stateless_http=stateless)
     config = hypercorn.config.Config()
     config.bind = ["127.0.0.1:0"]
     config.accesslog = None
     config.errorlog = None
     config.graceful_timeout = 0.2
-    shutdown = trio.Event()
+    shutdown = shutdown if shutdown is not None else trio.Event()
     async with trio.open_nursery() as nursery:
 
         async def serve(task_status: trio.TaskStatus[list[str]]) -> None:
@@ -68,6 +75,8 @@ async def sdk_http_upstream(*, stateless: bool = False) -> AsyncIterator[str]:
                 shutdown_trigger=shutdown.wait,
                 task_status=task_status,
             )
+            if stopped is not None:
+                stopped.set()
 
         binds: list[str] = await nursery.start(serve)
         try:

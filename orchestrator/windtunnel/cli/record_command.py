@@ -263,21 +263,28 @@ class _Recorder:
         return {name: proxy.recording() for name, proxy in self.proxies.items()}
 
     def _save(self, recordings: dict[str, Recording], final: bool) -> None:
-        try:
-            for name, recording in recordings.items():
-                save_recording(recording, self.outputs[name])
-            if self.log is not None:
-                lines = sorted(
-                    (line for r in recordings.values() for line in r.log_lines),
-                    key=lambda line: msgspec.json.decode(line)["ts"],
-                )
+        """The log first (it holds every message), then each universe; one failing write
+        does not keep the others from being written."""
+        errors: list[str] = []
+        if self.log is not None:
+            lines = sorted(
+                (line for r in recordings.values() for line in r.log_lines),
+                key=lambda line: msgspec.json.decode(line)["ts"],
+            )
+            try:
                 write_atomically(self.log, b"".join(line + b"\n" for line in lines))
-            self.failed = None
-        except InputError as exc:
-            self.failed = str(exc)
-            if not self._reported_failure or final:
-                print(f"wt record: error: {exc} (the recording is kept in memory)", file=sys.stderr)
-                self._reported_failure = True
+            except InputError as exc:
+                errors.append(str(exc))
+        for name, recording in recordings.items():
+            try:
+                save_recording(recording, self.outputs[name])
+            except InputError as exc:
+                errors.append(str(exc))
+        self.failed = "; ".join(errors) if errors else None
+        if errors and not final and not self._reported_failure:
+            self._reported_failure = True
+            for error in errors:
+                print(f"wt record: error: {error} (kept in memory)", file=sys.stderr)
 
     def finish(self) -> int:
         recordings = self._snapshot()

@@ -89,6 +89,13 @@ def redacted_calls(tap: SessionTap, redactor: Redactor) -> list[MCPCall]:
     ]
 
 
+def _lists_tools(message: dict[str, Any]) -> bool:
+    """A `tools/list` answer: schemas, not data (a key rule for `api_key` must not take the
+    schema of an `api_key` parameter for a secret)."""
+    result = message.get("result")
+    return isinstance(result, dict) and "tools" in result
+
+
 def build_recording(
     tap: SessionTap, redactor: Redactor, *, source: str, started_at: float
 ) -> Recording:
@@ -96,7 +103,8 @@ def build_recording(
     for call in tap.calls:
         redactor.see_call(call.args, call.result)
     for record in tap.log:
-        redactor.see(record.msg)
+        if not _lists_tools(record.msg):
+            redactor.see(record.msg)
     calls = redacted_calls(tap, redactor)
     listed = {name: redactor.apply(tool) for name, tool in tap.tools.items()}
     tools, unlisted = universe_tools(listed, calls)
