@@ -22,6 +22,7 @@ from pathlib import Path
 import msgspec
 import trio
 
+from .._groups import unwrap_single_error
 from ..agents.base import mcp_config
 from ..errors import ConfigError, InputError
 from ..record.build import Recording
@@ -182,10 +183,11 @@ def run_record(args: argparse.Namespace) -> int:
         for spec in specs
     }
     recorder = _Recorder(proxies, outputs, args.log)
-    if args.stdio:
-        trio.run(recorder.record_stdio)
-    else:
-        trio.run(recorder.record_http, args.host, args.port)
+    with unwrap_single_error():
+        if args.stdio:
+            trio.run(recorder.record_stdio)
+        else:
+            trio.run(recorder.record_http, args.host, args.port)
     return recorder.finish()
 
 

@@ -24,6 +24,7 @@ import hypercorn.config
 import hypercorn.trio
 import trio
 
+from .._groups import unwrap_single_error
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
@@ -168,7 +169,7 @@ class RecordingProxy(MCPServer):
         shutdown = self._shutdown = trio.Event()
         self._finished = trio.Event()
         try:
-            with trio.CancelScope() as scope:
+            with unwrap_single_error(), trio.CancelScope() as scope:
                 self._stop = scope
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._report)
