@@ -20,7 +20,10 @@ from .universe import (
     write_universe,
 )
 
-__all__ = ["freeze_universe"]
+__all__ = ["RECORDING_META", "freeze_universe"]
+
+# A call log entry's `extra[RECORDING_META]` becomes its recording's `meta` (provenance).
+RECORDING_META = "recording_meta"
 
 
 def freeze_universe(
@@ -36,7 +39,8 @@ def freeze_universe(
 
     Stateless tools keep the first of identical (tool, canonical args) calls; sequence-mode tools
     keep every call in order. Divergent calls are left out unless `include_divergent`. Calls to
-    tools not in `tools` are refused, so the file always loads.
+    tools not in `tools` are refused, so the file always loads. A call whose
+    `extra["recording_meta"]` is a non-empty object passes it on as its recording's `meta`.
     """
     tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
     modes = {tool.name: tool.mode for tool in tool_list}
@@ -64,7 +68,11 @@ def freeze_universe(
             if key in seen:
                 continue
             seen.add(key)
-        recordings.append(Recording(tool_name=call.tool_name, args=args, result=call.result))
+        recording = Recording(tool_name=call.tool_name, args=args, result=call.result)
+        meta = call.extra.get(RECORDING_META)
+        if isinstance(meta, dict) and meta:
+            recording.meta = dict(meta)
+        recordings.append(recording)
     universe = Universe(
         windtunnel_universe=FORMAT_VERSION,
         tools=tool_list,

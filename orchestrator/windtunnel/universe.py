@@ -54,11 +54,17 @@ class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
 
 
 class Recording(msgspec.Struct, forbid_unknown_fields=True):
-    """A witnessed call at rest: the same shape as an `MCPCall` (tool, flat args, result)."""
+    """A witnessed call at rest: the same shape as an `MCPCall` (tool, flat args, result).
+
+    `meta` is free-form provenance of this one recording (e.g. `{"provenance": "model_view"}`
+    for a result taken from a transcript); matching never reads it, and it is not written when
+    unset.
+    """
 
     tool_name: str
     args: dict[str, Any]
     result: Any = None
+    meta: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
 
 class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
@@ -227,16 +233,35 @@ def _escape_wrapper_look(recording: Recording) -> Recording:
     return msgspec.structs.replace(recording, args={"arguments": recording.args})
 
 
-def encode_universe(universe: Universe) -> bytes:
-    """Deterministic, indented JSON (stable key order) so universe files diff cleanly.
+def _sorted_json(value: Any) -> msgspec.Raw:
+    return msgspec.Raw(msgspec.json.encode(value, order="deterministic"))
 
-    Flat args that themselves look like a wire wrapper are written wrapped once more, because the
-    loader flattens exactly one level: what is written reads back as the same universe.
+
+def encode_universe(universe: Universe) -> bytes:
+    """Deterministic, indented JSON so universe files diff cleanly.
+
+    Arguments, matching rules and `meta` are written with sorted keys (matching never depends on
+    key order). What is served keeps the order it was recorded in: results and tool schemas go
+    to the agent byte for byte as the upstream sent them. Flat args that themselves look like a
+    wire wrapper are written wrapped once more, because the loader flattens exactly one level:
+    what is written reads back as the same universe.
     """
-    escaped = [_escape_wrapper_look(r) for r in universe.recordings]
-    if any(new is not old for new, old in zip(escaped, universe.recordings, strict=True)):
-        universe = msgspec.structs.replace(universe, recordings=escaped)
-    compact = msgspec.json.encode(universe, order="deterministic")
+    recordings = [
+        msgspec.structs.replace(
+            escaped,
+            args=_sorted_json(escaped.args),
+            meta=msgspec.UNSET if escaped.meta is msgspec.UNSET else _sorted_json(escaped.meta),
+        )
+        for escaped in map(_escape_wrapper_look, universe.recordings)
+    ]
+    written = msgspec.structs.replace(
+        universe,
+        recordings=recordings,
+        # Left as they are when empty, so their defaults are still omitted.
+        matching=_sorted_json(universe.matching) if universe.matching != Matching() else Matching(),
+        meta=_sorted_json(universe.meta) if universe.meta else {},
+    )
+    compact = msgspec.json.encode(written)
     return msgspec.json.format(compact, indent=2) + b"\n"
 
 

@@ -46,7 +46,8 @@ def test_otlp_base64_ids_legacy_scope_key_and_extra_traces() -> None:
         ("ping", "unknown", {"span_id": "0000000000000002"})
     ]
     assert envelope.warnings[0].message == (
-        "the file holds 2 traces; imported 0af7651916cd43dd8448eb211c80319c, the earliest"
+        "the file holds 2 traces; imported 0af7651916cd43dd8448eb211c80319c, the earliest "
+        "with a tool call"
     )
 
 

@@ -92,7 +92,8 @@ CASES: list[tuple[str, str, bytes, str | None, str]] = [
         "t.json",
         b'{"resourceSpans": [{"scopeSpans": [{"spans": [7]}]}]}',
         None,
-        " at $.resourceSpans[0].scopeSpans[0].spans[0]: expected an object, got a number",
+        " at $.resourceSpans[0].scopeSpans[0].spans[0]: no readable span; expected an object, "
+        "got a number",
     ),
     (
         "otlp-jsonl",

@@ -64,13 +64,25 @@ def test_pack_follows_the_pack_format(sample: Sample, tmp_path: Path) -> None:
     assert len(scenario.get("plan", [])) == len(output.plan.calls)
 
 
-def test_keep_suspect_decides_whether_model_view_results_are_served(tmp_path: Path) -> None:
-    """Transcript results stay out by default and are served with keep_suspect."""
+def test_transcript_results_replay_by_default_marked_model_view(tmp_path: Path) -> None:
+    """Transcript results are served by default, each recording marked model_view."""
     sample = next(s for s in SAMPLES if s.name == "anthropic_refund")
-    default, _ = _emit(sample, tmp_path / "default", keep_suspect=False)
-    kept, _ = _emit(sample, tmp_path / "kept", keep_suspect=True)
-    assert [c.seq for c in default.plan.calls] == []
-    assert [c.seq for c in kept.plan.calls] == [0, 1]
+    output, _ = _emit(sample, tmp_path, keep_suspect=False)
+    assert [c.seq for c in output.plan.calls] == [0, 1]
+    universes = [load_universe(tmp_path / file) for file in output.plan.files.values()]
+    assert [r.meta for u in universes for r in u.recordings] == [
+        {"provenance": "model_view", "seq": 0},
+        {"provenance": "model_view", "seq": 1},
+    ]
+
+
+def test_wire_only_keeps_model_view_results_out(tmp_path: Path) -> None:
+    """With wire_only, no transcript result reaches the fixture or the plan."""
+    sample = next(s for s in SAMPLES if s.name == "anthropic_refund")
+    envelope = import_trace(sample.path, format=sample.format, task=sample.task)
+    output = write_import(envelope, tmp_path, name=sample.name, wire_only=True)
+    assert output.plan.calls == []
+    assert "[[scenario.plan]]" not in (tmp_path / "scenario.toml").read_text()
 
 
 def test_multi_upstream_trace_gets_one_universe_per_upstream(tmp_path: Path) -> None:

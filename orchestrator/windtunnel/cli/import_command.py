@@ -33,8 +33,13 @@ def register_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--keep-suspect",
         action="store_true",
-        help="keep suspect calls (truncated values, model-view results, unadvertised tools) "
-        "in the fixture",
+        help="keep suspect calls (truncated or scrubbed values, unadvertised tools) in the fixture",
+    )
+    parser.add_argument(
+        "--wire-only",
+        action="store_true",
+        help="keep results the trace holds only as the model saw them (transcripts) out of the "
+        "fixture",
     )
     parser.set_defaults(func=run_import)
 
@@ -51,7 +56,9 @@ def run_import(args: argparse.Namespace) -> int:
     envelope = import_trace(args.trace, format=args.format, task=args.task, upstream=args.upstream)
     stem = _stem(args.trace)
     directory = args.output or f"{stem}.import"
-    output = write_import(envelope, directory, name=stem, keep_suspect=args.keep_suspect)
+    output = write_import(
+        envelope, directory, name=stem, keep_suspect=args.keep_suspect, wire_only=args.wire_only
+    )
     replayed = len(output.plan.calls)
     print(
         f"{args.trace}: {envelope.trace.source.format}, {len(envelope.calls)} call(s), "
@@ -64,4 +71,10 @@ def run_import(args: argparse.Namespace) -> int:
     for warning in output.warnings:
         where = f" at {warning.path}" if warning.path else ""
         print(f"warning: {warning.code}{where}: {warning.message}", file=sys.stderr)
+    if envelope.calls and not replayed:
+        print(
+            f"note: none of the {len(envelope.calls)} call(s) can be replayed (the warnings say "
+            "what the trace lacks); the pack replays nothing",
+            file=sys.stderr,
+        )
     return 0

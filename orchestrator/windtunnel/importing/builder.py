@@ -201,6 +201,7 @@ class TraceBuilder:
                     for c in self._calls
                     if c.upstream == call.upstream
                     and c.tool == call.tool
+                    and c.args is not None
                     and not {"args_truncated", "args_unparseable"} & set(c.flags)
                 ]
                 upstream.tools.append(

@@ -14,6 +14,13 @@ __all__ = ["COMPUTED_CODES", "computed_warnings"]
 _FLAG_WARNINGS: dict[str, str] = {
     "args_truncated": "arguments look truncated",
     "args_unparseable": "arguments are not valid JSON",
+    "args_missing": "the trace did not capture the arguments (content capture off?)",
+    "args_redacted": "arguments hold values scrubbed by the tracer; a rerun sends the real "
+    "value, which the placeholder cannot match",
+    "result_redacted": "the result holds values scrubbed by the tracer; replay would serve "
+    "the placeholder",
+    "result_partial": "the tracer kept only the first content block's text (structuredContent "
+    "and any other blocks are lost); replayed as that text",
     "args_wrapped": 'arguments were not an object; wrapped as {"input": ...}',
     "result_truncated": "result looks truncated",
     "result_unparseable": "result could not be read",
@@ -125,7 +132,8 @@ def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
                 message="results of call(s) "
                 + ", ".join(model_view)
                 + " are the model's view (the transcript), not what the MCP server sent; "
-                "kept out of the fixture unless --keep-suspect",
+                'replayed as the text the model received (meta.provenance = "model_view"); '
+                "--wire-only keeps them out",
                 path="$.calls",
             )
         )
@@ -146,7 +154,8 @@ def _secret_findings(envelope: Envelope) -> list[tuple[str, str]]:
     if envelope.final_answer is not None:
         findings += scan_secrets(envelope.final_answer.text, root="$.final_answer.text")
     for call in envelope.calls:
-        findings += scan_secrets(call.args, root=f"$.calls[{call.seq}].args")
+        if call.args is not None:
+            findings += scan_secrets(call.args, root=f"$.calls[{call.seq}].args")
         if call.result is not None:
             findings += scan_secrets(
                 call.result.content, root=f"$.calls[{call.seq}].result.content"

@@ -77,6 +77,7 @@ SourceFormat: TypeAlias = Literal[
     "anthropic-messages",
     "openai-chat",
     "openai-responses",
+    "openai-agents",
     "claude-code-jsonl",
     "manual",
 ]
@@ -87,15 +88,17 @@ Timing: TypeAlias = Literal["exact", "approx", "none"]
 View: TypeAlias = Literal["wire", "model"]
 
 # Flags that keep a call out of the fixture whatever the user asks: its arguments are unknown.
-ALWAYS_OUT: frozenset[str] = frozenset({"args_truncated", "args_unparseable"})
+ALWAYS_OUT: frozenset[str] = frozenset({"args_truncated", "args_unparseable", "args_missing"})
 # Flags that keep a call out of the fixture unless the user asks (`--keep-suspect`).
 SUSPECT_FLAGS: frozenset[str] = frozenset(
     {
         "args_truncated",
         "args_unparseable",
+        "args_missing",
+        "args_redacted",
         "result_truncated",
         "result_unparseable",
-        "result_model_view",
+        "result_redacted",
         "tool_not_advertised",
     }
 )
@@ -177,12 +180,13 @@ class CallError(msgspec.Struct, omit_defaults=True):
 
 
 class Call(msgspec.Struct, omit_defaults=True):
-    """One tool call, in issue order."""
+    """One tool call, in issue order. `args` is None when the trace did not capture them (flag
+    `args_missing`): never `{}`, which would claim a call without arguments."""
 
     seq: int
     upstream: str
     tool: str
-    args: dict[str, Any]
+    args: dict[str, Any] | None
     outcome: Outcome
     call_id: str | None = None
     args_raw: str | None = None
@@ -324,8 +328,9 @@ def validate_envelope(envelope: Envelope, *, file: str = "<envelope>") -> None:
 
 
 def encode_envelope(envelope: Envelope) -> bytes:
-    """Deterministic, indented JSON: the same envelope always gives the same bytes."""
-    compact = msgspec.json.encode(envelope, order="deterministic")
+    """Deterministic, indented JSON: the same envelope always gives the same bytes. Objects keep
+    the key order the trace gave them, so recorded payloads reach the fixture as they were."""
+    compact = msgspec.json.encode(envelope)
     return msgspec.json.format(compact, indent=2) + b"\n"
 
 

@@ -1,8 +1,11 @@
 """Contract A → universe fixtures, one per upstream.
 
-Only calls with a tool result (`ok` or `tool_error`) can be replayed. Suspect calls (truncated or
-unparseable values, model-view results, tools the trace never advertised) stay out unless
-`keep_suspect`; a tool the server did not advertise is not offered unless one of its calls is
+Only calls with a tool result (`ok` or `tool_error`) can be replayed, and only with their
+arguments (a call flagged `args_missing`, `args_truncated` or `args_unparseable` never is). Suspect
+calls (truncated or unparseable results, scrubbed values, tools the trace never advertised) stay
+out unless `keep_suspect`. A result the trace holds only as the model saw it (a transcript) is
+replayed as that text, its recording marked `meta.provenance = "model_view"`, unless
+`wire_only`. A tool the server did not advertise is not offered unless one of its calls is
 kept; built-in tools (kind `builtin`) are never served. A tool called twice with the same
 arguments but different results is recorded in `sequence` mode, so the replay answers in order.
 """
@@ -15,7 +18,7 @@ import msgspec
 
 from ..calls import MCPCall
 from ..canonical import canonical_key
-from ..freeze import freeze_universe
+from ..freeze import RECORDING_META, freeze_universe
 from ..universe import Universe, UniverseTool
 from .envelope import ALWAYS_OUT, Call, Envelope
 
@@ -42,22 +45,30 @@ def recording_result(call: Call) -> Any:
     return result
 
 
-def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool) -> bool:
+def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool, wire_only: bool) -> bool:
     upstream = envelope.upstream(call.upstream)
     if upstream is None or upstream.kind == "builtin":
         return False
-    if call.outcome not in ("ok", "tool_error") or call.result is None:
+    if call.outcome not in ("ok", "tool_error") or call.result is None or call.args is None:
         return False
     if ALWAYS_OUT & set(call.flags):
         return False
+    if wire_only and call.result.view == "model":
+        return False
     return keep_suspect or not call.suspect
+
+
+def _recording_meta(call: Call) -> dict[str, Any]:
+    if call.result is not None and call.result.view == "model":
+        return {RECORDING_META: {"provenance": "model_view", "seq": call.seq}}
+    return {}
 
 
 def _sequence_tools(calls: list[Call]) -> set[tuple[str, str]]:
     seen: dict[tuple[str, str, Any], Any] = {}
     stateful: set[tuple[str, str]] = set()
     for call in calls:
-        key = (call.upstream, call.tool, canonical_key(call.args))
+        key = (call.upstream, call.tool, canonical_key(call.args or {}))
         result = canonical_key(recording_result(call))
         if key in seen and seen[key] != result:
             stateful.add((call.upstream, call.tool))
@@ -65,9 +76,15 @@ def _sequence_tools(calls: list[Call]) -> set[tuple[str, str]]:
     return stateful
 
 
-def plan_fixtures(envelope: Envelope, *, keep_suspect: bool = False) -> FixturePlan:
+def plan_fixtures(
+    envelope: Envelope, *, keep_suspect: bool = False, wire_only: bool = False
+) -> FixturePlan:
     """Build (in memory) the universe of every served upstream."""
-    calls = [c for c in envelope.calls if replayable(envelope, c, keep_suspect=keep_suspect)]
+    calls = [
+        c
+        for c in envelope.calls
+        if replayable(envelope, c, keep_suspect=keep_suspect, wire_only=wire_only)
+    ]
     stateful = _sequence_tools(calls)
     served = [up for up in envelope.upstreams if up.kind != "builtin"]
     universes: dict[str, Universe] = {}
@@ -89,7 +106,13 @@ def plan_fixtures(envelope: Envelope, *, keep_suspect: bool = False) -> FixtureP
             if tool.name in replayed or tool.name not in unadvertised
         ]
         log = [
-            MCPCall(tool_name=c.tool, args=c.args, result=recording_result(c), upstream=upstream.id)
+            MCPCall(
+                tool_name=c.tool,
+                args=c.args or {},
+                result=recording_result(c),
+                upstream=upstream.id,
+                extra=_recording_meta(c),
+            )
             for c in calls
             if c.upstream == upstream.id
         ]

@@ -94,10 +94,11 @@ def write_import(
     *,
     name: str,
     keep_suspect: bool = False,
+    wire_only: bool = False,
 ) -> ImportOutput:
     """Write the envelope, one universe per upstream and the pack TOML into `directory`."""
     out = Path(directory)
-    plan = plan_fixtures(envelope, keep_suspect=keep_suspect)
+    plan = plan_fixtures(envelope, keep_suspect=keep_suspect, wire_only=wire_only)
     contents: dict[str, bytes] = {ENVELOPE_FILE: encode_envelope(envelope)}
     for upstream_id, universe in plan.universes.items():
         contents[plan.files[upstream_id]] = encode_universe(universe)

@@ -21,6 +21,7 @@ __all__ = [
     "iso_from_seconds",
     "iso_from_text",
     "looks_truncated",
+    "missing_args",
     "parse_args",
     "parse_json_text",
     "slug",
@@ -33,11 +34,17 @@ _TRUNCATION_MARKS = ("…", "...", "[truncated]", "(truncated)", "<truncated>")
 
 
 class ParsedArgs(msgspec.Struct):
-    """Arguments as a flat object, the original text when it was converted, and what was done."""
+    """Arguments as a flat object (None: not captured), the original text when it was
+    converted, and what was done."""
 
-    args: dict[str, Any]
+    args: dict[str, Any] | None
     raw: str | None
     flags: list[str]
+
+
+def missing_args() -> ParsedArgs:
+    """Arguments the trace did not capture: never `{}`, which would claim a call without any."""
+    return ParsedArgs(args=None, raw=None, flags=["args_missing"])
 
 
 def parse_json_text(text: str) -> tuple[bool, Any]:

@@ -48,8 +48,11 @@ _CREDENTIAL_KEY = re.compile(
     re.IGNORECASE,
 )
 
-# Empty values and the usual redaction markers are not secrets.
-_REDACTED = re.compile(r"|\*+|\[REDACTED[^\]]*\]|<redacted>|\[FILTERED\]", re.IGNORECASE)
+# Empty values and the usual redaction markers (logfire's scrubbing placeholder too) are not
+# secrets.
+_REDACTED = re.compile(
+    r"|\*+|\[REDACTED[^\]]*\]|<redacted>|\[FILTERED\]|\[Scrubbed due to '[^']*'\]", re.IGNORECASE
+)
 
 SECRET_KINDS: tuple[str, ...] = (
     *(kind for kind, _ in _PATTERNS),

@@ -35,7 +35,9 @@ def _comment(text: str, indent: str = "") -> list[str]:
     ]
 
 
-def _args_line(args: dict[str, Any]) -> str | None:
+def _args_line(args: dict[str, Any] | None) -> str | None:
+    if args is None:
+        return None
     try:
         return f"args = {toml_value(args)}"
     except NotTomlError:
@@ -119,7 +121,7 @@ def _scorer_stub(envelope: Envelope, plan: FixturePlan) -> list[str]:
     ]
     expected: set[tuple[str, str, str]] = set()
     for call in plan.calls:
-        key = (call.upstream, call.tool, canonical_json(call.args))
+        key = (call.upstream, call.tool, canonical_json(call.args or {}))
         if key in expected:
             continue
         expected.add(key)
