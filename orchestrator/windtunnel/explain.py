@@ -26,6 +26,8 @@ class Explanation(msgspec.Struct, kw_only=True):
     policy: str | None = None
     result: Any = None
     nearest: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    null_args: list[str] = msgspec.field(default_factory=list)
+    """For a miss: keys the call sends as `null` that the nearest recording does not have."""
 
 
 def explain_call(
@@ -72,6 +74,24 @@ def explain_call(
         reason=outcome.reason,
         policy=outcome.policy,
         nearest=nearest,
+        null_args=_null_args(args, universe.recordings[nearest[0]["index"]].args, arg_keys)
+        if nearest
+        else [],
+    )
+
+
+def _null_args(
+    call: dict[str, Any], recorded: dict[str, Any], arg_keys: list[str] | None
+) -> list[str]:
+    """Keys the call sends as `null` that the recording lacks and matching does not ignore.
+
+    Clients such as mcp-use send an omitted optional argument as `null`; the exact tier then
+    finds nothing, and the keyed tier ignores such a key only when it is not in `arg_keys`.
+    """
+    return sorted(
+        key
+        for key, value in call.items()
+        if value is None and key not in recorded and (arg_keys is None or key in arg_keys)
     )
 
 
@@ -119,4 +139,15 @@ def render_explanation(exp: Explanation) -> str:
             )
     if exp.outcome == "miss" and not exp.nearest:
         lines.append("  no recordings of this tool")
+    if exp.null_args and exp.arg_keys is None:
+        lines.append(
+            f"  null-valued argument(s) the recording lacks: {exp.null_args}; some clients send "
+            "omitted optional arguments as null: list the keys that identify this call in "
+            f"matching.arg_keys[{exp.tool!r}] so that the others are ignored"
+        )
+    elif exp.null_args:
+        lines.append(
+            f"  null-valued argument(s) the recording lacks: {exp.null_args}; they are among "
+            "arg_keys, so the recording must have them too"
+        )
     return "\n".join(lines)

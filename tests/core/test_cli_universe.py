@@ -77,6 +77,38 @@ def test_explain_json_and_absent_keys(capsys: pytest.CaptureFixture[str]) -> Non
     }
 
 
+def test_explain_names_null_arguments_the_recording_lacks(
+    write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A miss caused by arguments sent as null (as mcp-use sends omitted ones) names them and
+    says what arg_keys would change; with arg_keys covering the call, the same call hits."""
+    tools = [{"name": "search", "input_schema": {"type": "object"}}]
+    recordings = [{"tool_name": "search", "args": {"q": "x", "page": 1}, "result": []}]
+    plain = write_universe_file(universe_doc(tools, recordings))
+    call = '{"q": "x", "page": 1, "limit": null, "sort": null, "lang": "en"}'
+    assert main(["explain", str(plain), "search", call]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "  null-valued argument(s) the recording lacks: ['limit', 'sort']; some clients send "
+        "omitted optional arguments as null: list the keys that identify this call in "
+        "matching.arg_keys['search'] so that the others are ignored"
+    )
+    assert main(["explain", "--json", str(plain), "search", call]) == 0
+    assert json.loads(capsys.readouterr().out)["null_args"] == ["limit", "sort"]
+    keyed = write_universe_file(universe_doc(tools, recordings, {"arg_keys": {"search": ["q"]}}))
+    assert main(["explain", str(keyed), "search", call]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "  keyed hit: recording #0 has equal values on arg_keys ['q']"
+    )
+    strict = write_universe_file(
+        universe_doc(tools, recordings, {"arg_keys": {"search": ["q", "limit"]}})
+    )
+    assert main(["explain", str(strict), "search", call]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == (
+        "  null-valued argument(s) the recording lacks: ['limit']; they are among arg_keys, "
+        "so the recording must have them too"
+    )
+
+
 def test_explain_sequence_has_no_side_effects(capsys: pytest.CaptureFixture[str]) -> None:
     """Explaining a sequence-mode call twice gives the same first recording."""
     for _ in range(2):

@@ -82,8 +82,8 @@ async def test_wt_serve_several_universes_prints_mcp_servers_config() -> None:
 
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_stdio_client_spawns_wt_serve_stdio(mode: str, tmp_path: Path) -> None:
-    """The SDK's stdio client spawns `wt serve --stdio`, gets the same answers, and every call
-    is one JSON event line on the server's stderr."""
+    """The SDK's stdio client spawns `wt serve --stdio`, gets the same answers, and its events
+    on stderr are those of `wt serve` over HTTP: numbered, between the same lifecycle events."""
     errlog = tmp_path / "stderr.log"
     params = wt_serve_stdio(errlog, "--log-format", "json", str(COMPAT_UNIVERSE))
     with trio.fail_after(60):
@@ -99,13 +99,28 @@ async def test_stdio_client_spawns_wt_serve_stdio(mode: str, tmp_path: Path) -> 
     assert info.value.code == -32602
     events = [json.loads(line) for line in errlog.read_text().splitlines() if line.startswith("{")]
     assert [e["event"] for e in events] == [
+        "fleet_started",
+        "scenario_started",
+        "server_started",
         "tool_call",
         "tool_call",
         "universe_divergence",
         "tool_call",
         "universe_divergence",
+        "server_stopped",
+        "scenario_finished",
+        "fleet_stopped",
     ]
+    assert [e["seq"] for e in events] == list(range(1, 12))
     assert [e["tier"] for e in events if e["event"] == "tool_call"] == ["keyed", "miss", "miss"]
+    assert {(e["pack"], e["scenario"], e["upstream"]) for e in events[3:9]} == {
+        ("serve", "serve", "compat")
+    }
+    assert events[1]["upstreams"] == ["compat"]
+    assert events[2]["url"] is None
+    assert events[8]["calls"] == 3
+    assert (events[9]["calls"], events[9]["divergences"], events[9]["error"]) == (3, 2, None)
+    assert (events[10]["events"], events[10]["dropped"]) == (11, 0)
 
 
 async def test_wt_serve_stdio_writes_events_to_the_events_file(tmp_path: Path) -> None:
@@ -118,7 +133,12 @@ async def test_wt_serve_stdio_writes_events_to_the_events_file(tmp_path: Path) -
             await client.call_tool("client_lookup", {"query": "Bluewing Logistics"})
             await client.call_tool("client_lookup", {"query": "Nobody"})
     events = [json.loads(line) for line in events_file.read_text().splitlines()]
-    assert [e["event"] for e in events] == ["tool_call", "tool_call", "universe_divergence"]
+    assert [e["event"] for e in events if "tool" in e] == [
+        "tool_call",
+        "tool_call",
+        "universe_divergence",
+    ]
+    assert [e["seq"] for e in events] == list(range(1, 10))
     assert '"tool_call"' not in errlog.read_text()
 
 
@@ -191,6 +211,16 @@ async def test_wt_serve_stdio_with_stdout_on_a_terminal() -> None:
     ("argv", "message"),
     [
         (["serve", "--stdio", "a.json", "b.json"], "--stdio serves exactly one universe"),
+        (
+            ["serve", "--stdio", "--host", "0.0.0.0", "x.json"],
+            "wt: error: <command line>: --stdio speaks MCP on stdin/stdout and binds no socket: "
+            "drop --host\n",
+        ),
+        (
+            ["serve", "--stdio", "--port", "8000", "--feed-port", "0", "x.json"],
+            "wt: error: <command line>: --stdio speaks MCP on stdin/stdout and binds no socket: "
+            "drop --port, --feed-port\n",
+        ),
         (["serve", "--port", "9", "a=x.json", "b=x.json"], "--port needs exactly one universe"),
         (["serve", "a=x.json", "a=y.json"], "upstream name 'a' is used twice"),
         (["serve", "/no/such.universe.json"], "/no/such.universe.json: no such file"),

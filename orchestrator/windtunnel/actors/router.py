@@ -18,7 +18,7 @@ from ..calls import MCPCall
 from .events import call_events, make_event
 from .sinks import Sink
 
-__all__ = ["Router", "ScenarioLog"]
+__all__ = ["Router", "RouterLedger", "ScenarioLog"]
 
 CHANNEL_SIZE = 1024
 
@@ -48,8 +48,10 @@ class _Flush:
     done: trio.Event
 
 
-class Router:
-    """Create it, run `router.run` in a nursery, hand `reporter(...)` to servers, `close()`."""
+class RouterLedger:
+    """The router's bookkeeping without its channel: call logs per unit, and events numbered
+    (`seq`, gap-free) and handed to every sink. One owner at a time: the router's task, or
+    `wt serve --stdio`, which has no Trio router and calls it under a lock."""
 
     def __init__(
         self, *, pack: str | None = None, sinks: list[Sink] | None = None, call_events: bool = False
@@ -60,12 +62,46 @@ class Router:
         self.scenarios: dict[str, ScenarioLog] = {}
         self.counts: Counter[str] = Counter()
         self._seq = 0
-        self._send, self._receive = trio.open_memory_channel[_Call | _Flush | dict[str, Any]](
-            CHANNEL_SIZE
-        )
 
     def log(self, unit_id: str) -> ScenarioLog:
         return self.scenarios.setdefault(unit_id, ScenarioLog())
+
+    def route_call(self, unit_id: str, scenario: str, upstream: str, call: MCPCall) -> None:
+        """Append `call` to the log of `unit_id` and publish the events it produces."""
+        log = self.log(unit_id)
+        log.calls.append(call)
+        fault = call.extra.get("fault")
+        if fault is not None:
+            log.faults.append(f"{upstream}: {fault}")
+        for event in call_events(
+            call,
+            pack=self.pack,
+            scenario=scenario,
+            unit_id=unit_id,
+            upstream=upstream,
+            with_calls=self.call_events,
+        ):
+            self.publish(event)
+
+    def publish(self, event: dict[str, Any]) -> None:
+        """Number the event and hand it to every sink (sinks never block)."""
+        self._seq += 1
+        event["seq"] = self._seq
+        self.counts[event["event"]] += 1
+        for sink in self.sinks:
+            sink.publish(event)
+
+
+class Router(RouterLedger):
+    """Create it, run `router.run` in a nursery, hand `reporter(...)` to servers, `close()`."""
+
+    def __init__(
+        self, *, pack: str | None = None, sinks: list[Sink] | None = None, call_events: bool = False
+    ) -> None:
+        super().__init__(pack=pack, sinks=sinks, call_events=call_events)
+        self._send, self._receive = trio.open_memory_channel[_Call | _Flush | dict[str, Any]](
+            CHANNEL_SIZE
+        )
 
     def reporter(
         self, unit_id: str, upstream: str, *, scenario: str | None = None
@@ -124,32 +160,8 @@ class Router:
 
     def _handle(self, message: _Call | _Flush | dict[str, Any]) -> None:
         if isinstance(message, _Call):
-            self._route_call(message)
+            self.route_call(message.unit_id, message.scenario, message.upstream, message.call)
         elif isinstance(message, _Flush):
             message.done.set()
         else:
             self.publish(message)
-
-    def _route_call(self, message: _Call) -> None:
-        log = self.log(message.unit_id)
-        log.calls.append(message.call)
-        fault = message.call.extra.get("fault")
-        if fault is not None:
-            log.faults.append(f"{message.upstream}: {fault}")
-        for event in call_events(
-            message.call,
-            pack=self.pack,
-            scenario=message.scenario,
-            unit_id=message.unit_id,
-            upstream=message.upstream,
-            with_calls=self.call_events,
-        ):
-            self.publish(event)
-
-    def publish(self, event: dict[str, Any]) -> None:
-        """Number the event and hand it to every sink (sinks never block)."""
-        self._seq += 1
-        event["seq"] = self._seq
-        self.counts[event["event"]] += 1
-        for sink in self.sinks:
-            sink.publish(event)

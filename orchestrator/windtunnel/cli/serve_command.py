@@ -15,10 +15,9 @@ import trio
 
 from .._gc import tune_gc_for_serving
 from ..actors import JsonLinesSink, PipeSink, PipeTextStream, PipeWriter, Sink, open_fleet
-from ..actors.events import call_events
 from ..actors.sinks import drop_notice
+from ..actors.stdio_events import StdioEvents
 from ..agents.base import mcp_config
-from ..calls import MCPCall
 from ..errors import ConfigError
 from ..mcp.recorded import RecordedMCPServer, upstream_name
 from ..miss_answers import SynthesizeHook
@@ -43,8 +42,8 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         ),
     )
     parser.add_argument("files", nargs="+", metavar="[NAME=]FILE")
-    parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=0, help="port (one universe only; default: OS)")
+    parser.add_argument("--host", help="bind address (default 127.0.0.1)")
+    parser.add_argument("--port", type=int, help="port (one universe only; default: OS)")
     parser.add_argument("--stdio", action="store_true", help="speak MCP on stdin/stdout instead")
     parser.add_argument(
         "--synthesize", metavar="MODULE:FUNCTION", help="hook for the `synthesize` miss policy"
@@ -97,8 +96,8 @@ def load_hook(spec: str | None) -> SynthesizeHook | None:
 def run_serve(args: argparse.Namespace) -> int:
     pairs = parse_upstreams(args.files)
     hook = load_hook(args.synthesize)
-    if args.stdio and len(pairs) != 1:
-        raise ConfigError("--stdio serves exactly one universe", file="<command line>")
+    if args.stdio:
+        _check_stdio_options(args, pairs)
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
     with _stderr_writer() as stderr, _event_sink(args.events, stderr) as sink:
@@ -108,10 +107,7 @@ def run_serve(args: argparse.Namespace) -> int:
             name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs
         }
         if args.stdio:
-            server = next(iter(servers.values()))
-            _log_calls_to(server, sink)
-            tune_gc_for_serving()
-            trio.run(_serve_stdio, server)
+            _run_stdio(next(iter(servers.values())), sink)
         else:
             trio.run(_serve_http, servers, args, sink, stderr)
         return 0
@@ -147,17 +143,42 @@ def _stderr_writer() -> Iterator[PipeWriter]:
         writer.close(deadline_s=STDERR_DRAIN_S)
 
 
-def _log_calls_to(server: RecordedMCPServer, sink: Sink) -> None:
-    """Over stdio there is no router: emit the same per-call events straight to `sink`."""
+def _check_stdio_options(args: argparse.Namespace, pairs: list[tuple[str, str]]) -> None:
+    """Refuse what stdio cannot honour: one universe, and no address or event feed to bind."""
+    if len(pairs) != 1:
+        raise ConfigError("--stdio serves exactly one universe", file="<command line>")
+    given = [
+        option
+        for option, value in (
+            ("--host", args.host),
+            ("--port", args.port),
+            ("--feed-port", args.feed_port),
+        )
+        if value is not None
+    ]
+    if given:
+        raise ConfigError(
+            f"--stdio speaks MCP on stdin/stdout and binds no socket: drop {', '.join(given)}",
+            file="<command line>",
+        )
+
+
+def _run_stdio(server: RecordedMCPServer, sink: Sink) -> None:
+    """Serve over stdio with the same events as over HTTP (there is no router: see
+    `StdioEvents`)."""
+    events = StdioEvents(sink, upstream=server.name)
     server.log_events = False
-
-    def emit(call: MCPCall) -> None:
-        for event in call_events(
-            call, pack="serve", scenario="serve", upstream=server.name, with_calls=True
-        ):
-            sink.publish(event)
-
-    server.add_listener(emit)
+    server.add_listener(events.call)
+    tune_gc_for_serving()
+    events.started()
+    error = None
+    try:
+        trio.run(_serve_stdio, server)
+    except BaseException as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        events.stopped(error=error)
 
 
 async def _serve_stdio(server: RecordedMCPServer) -> None:
@@ -184,11 +205,11 @@ async def _serve_http(
         async with open_fleet(
             pack="serve",
             sinks=[events],
-            host=args.host,
+            host=args.host or "127.0.0.1",
             feed_port=args.feed_port,
             call_events=True,
         ) as fleet:
-            ports = {name: args.port for name in servers}
+            ports = {name: args.port or 0 for name in servers}
             async with fleet.scenario("serve", servers, ports=ports) as run:
                 if len(run.urls) == 1:
                     print(next(iter(run.urls.values())), flush=True)
