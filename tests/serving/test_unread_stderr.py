@@ -44,7 +44,11 @@ async def test_http_serve_answers_every_call_while_nobody_reads_stderr() -> None
                 process.send_signal(signal.SIGTERM)
                 await process.wait()
     assert process.returncode == 0
-    events = parse_lines(chunks)
+    assert_every_event_written_or_counted(parse_lines(chunks))
+
+
+def assert_every_event_written_or_counted(events: list[dict[str, Any]]) -> None:
+    """Every event of the run is on stderr or counted in an `events_dropped` notice."""
     numbered = [e for e in events if "seq" in e]
     notices = [e for e in events if e["event"] == "events_dropped"]
     assert len(numbered) + len(notices) == len(events)
@@ -71,7 +75,7 @@ async def test_http_serve_answers_every_call_while_nobody_reads_stderr() -> None
 
 async def test_stdio_serve_answers_every_call_while_nobody_reads_stderr(tmp_path: Path) -> None:
     """The same over stdio (an agent that spawns `wt serve --stdio` and pipes its stderr away):
-    every call answered, every `tool_call` either on stderr or counted."""
+    every call answered, every event either on stderr or counted."""
     fifo = tmp_path / "stderr.fifo"
     os.mkfifo(fifo)
     # Open for reading now (never read until the end), so the server's open for writing succeeds.
@@ -86,9 +90,5 @@ async def test_stdio_serve_answers_every_call_while_nobody_reads_stderr(tmp_path
                     assert hit.structured_content == BLUEWING
                 # Read from now on: the server's exit drains its last lines and the count.
                 nursery.start_soon(read_all, reader, chunks)
-    events = parse_lines(chunks)
-    calls = [e for e in events if e["event"] == "tool_call"]
-    notices = [e for e in events if e["event"] == "events_dropped"]
-    assert len(calls) + len(notices) == len(events)
-    assert notices and events[-1]["event"] == "events_dropped"
-    assert len(calls) + sum(n["dropped"] for n in notices) == CALLS
+    # The same events as over HTTP, lifecycle included.
+    assert_every_event_written_or_counted(parse_lines(chunks))
