@@ -34,7 +34,7 @@ CASES: list[tuple[str, str, bytes, str | None, str]] = [
         b'{"hello": "world"}',
         None,
         ": cannot tell the trace format; pass --format (one of: contract-a, anthropic-messages, "
-        "claude-code-jsonl, mcp-jsonrpc, openai-chat, openai-responses, otlp-json)",
+        "claude-code-jsonl, mcp-jsonrpc, openai-agents, openai-chat, openai-responses, otlp-json)",
     ),
     (
         "mcp-jsonrpc",

@@ -5,7 +5,8 @@ The data flows through the modules in this order:
 - `document` reads a file into JSON values (one document, or JSON lines) and `sniff` picks the
   adapter (`--format` forces one), each adapter's `looks_like` built on `sniffing`'s shared
   skeletons (logs by their first record, chat transcripts by their responses and tool use);
-- one adapter per format fills a `builder.TraceBuilder`: `mcp_jsonrpc`, `otlp`, `anthropic`,
+- one adapter per format fills a `builder.TraceBuilder`: `mcp_jsonrpc`, `otlp` (with `otlp_spans`,
+  `otlp_conventions`, `otlp_messages`), `openai_agents`, `anthropic`,
   `openai_chat`, `openai_responses`, `claude_code` (with `normalize` for arguments, results and
   times, `shape` for typed access to untrusted JSON and the parts of a chat transcript);
 - the builder finishes an `envelope.Envelope` (Contract A), inferring missing schemas

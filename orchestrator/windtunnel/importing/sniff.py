@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import TraceError
-from . import anthropic, claude_code, mcp_jsonrpc, openai_chat, openai_responses, otlp
+from . import (
+    anthropic,
+    claude_code,
+    mcp_jsonrpc,
+    openai_agents,
+    openai_chat,
+    openai_responses,
+    otlp,
+)
 from .builder import TraceBuilder
 from .document import Document
 
@@ -20,6 +28,7 @@ _ORDER: tuple[
     tuple[str, Callable[[Document], bool], Callable[[Document, TraceBuilder], None]], ...
 ] = (
     (otlp.FORMAT, otlp.looks_like, otlp.read),
+    (openai_agents.FORMAT, openai_agents.looks_like, openai_agents.read),
     (mcp_jsonrpc.FORMAT, mcp_jsonrpc.looks_like, mcp_jsonrpc.read),
     (claude_code.FORMAT, claude_code.looks_like, claude_code.read),
     (openai_responses.FORMAT, openai_responses.looks_like, openai_responses.read),
