@@ -369,14 +369,15 @@ otlp_span = st.fixed_dictionaries(
     },
     optional={
         "parentSpanId": st.sampled_from(["a1", "b2", "c3"]),
-        "kind": noisy(st.sampled_from([1, 2, 3])),
+        "kind": noisy(st.sampled_from([1, 2, 3, "SPAN_KIND_SERVER", "SPAN_KIND_CLIENT"])),
         "startTimeUnixNano": noisy(
             st.sampled_from(["1788000000000000000", "5", "99999999999999999999999"])
         ),
         "endTimeUnixNano": noisy(st.sampled_from(["1788000000000000000", "7"])),
         "status": noisy(
             st.fixed_dictionaries(
-                {"code": noisy(st.sampled_from([0, 1, 2]))}, optional={"message": anything}
+                {"code": noisy(st.sampled_from([0, 1, 2, "STATUS_CODE_ERROR"]))},
+                optional={"message": anything},
             )
         ),
     },
@@ -413,6 +414,39 @@ otlp_doc = st.fixed_dictionaries(
 )
 
 
+agents_span = st.fixed_dictionaries(
+    {
+        "object": st.just("trace.span"),
+        "trace_id": st.sampled_from(["trace_1", "trace_2"]),
+        "span_data": noisy(
+            st.fixed_dictionaries(
+                {"type": st.sampled_from(["function", "mcp_tools", "agent"])},
+                optional={
+                    "name": noisy(st.sampled_from(["lookup", ""])),
+                    "input": noisy(st.sampled_from(['{"q": 1}', "{", "", "[1]"])),
+                    "output": noisy(
+                        st.sampled_from(
+                            ["{'type': 'text', 'text': 'hi'}", "[{'type': 'text'}]", "ok", "(1,"]
+                        )
+                    ),
+                    "mcp_data": noisy(st.fixed_dictionaries({"server": anything})),
+                },
+            )
+        ),
+    },
+    optional={
+        "id": anything,
+        "started_at": noisy(st.sampled_from(["2026-12-02T15:12:41.525217+00:00", "x"])),
+        "ended_at": anything,
+        "error": noisy(st.fixed_dictionaries({"message": anything}, optional={"data": anything})),
+    },
+)
+agents_lines = st.tuples(
+    st.fixed_dictionaries({"object": st.just("trace"), "id": st.just("trace_1")}),
+    st.lists(agents_span, max_size=5),
+).map(lambda head_spans: [head_spans[0], *head_spans[1]])
+
+
 def jsonl(values: list[Any]) -> bytes:
     return b"\n".join(msgspec.json.encode(v) for v in values) + b"\n"
 
@@ -424,4 +458,5 @@ DOCUMENTS: dict[str, st.SearchStrategy[bytes]] = {
     "mcp-jsonrpc": jsonrpc_lines.map(jsonl),
     "claude-code-jsonl": claude_lines.map(jsonl),
     "otlp-json": otlp_doc.map(msgspec.json.encode),
+    "openai-agents": agents_lines.map(jsonl),
 }

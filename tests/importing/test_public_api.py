@@ -34,6 +34,7 @@ def test_formats() -> None:
         "anthropic-messages",
         "claude-code-jsonl",
         "mcp-jsonrpc",
+        "openai-agents",
         "openai-chat",
         "openai-responses",
         "otlp-json",

@@ -87,8 +87,12 @@ class TraceBuilder:
         annotations: Any = None,
         source_name: str | None = None,
     ) -> None:
-        """A tool the trace advertised; the first definition of a name wins."""
+        """A tool the trace advertised; the first definition of a name wins. A definition without
+        a name is dropped with a warning: no call can name it, and a universe cannot offer it."""
         upstream = self._upstreams[upstream_id]
+        if not name:
+            self.warn("tool_unnamed", f"{upstream_id}: a tool definition without a name; ignored")
+            return
         if any(tool.name == name for tool in upstream.tools):
             return
         if not isinstance(input_schema, dict):

@@ -82,11 +82,13 @@ def read(doc: Document, builder: TraceBuilder) -> None:
             spans.append((where, record))
     if builder.trace_id is not None:
         spans = [(w, s) for w, s in spans if s.get("trace_id") == builder.trace_id]
-    spans.sort(key=lambda item: str(item[1].get("started_at") or ""))
-    times = [t for _, s in spans for t in (s.get("started_at"), s.get("ended_at")) if t]
+    spans.sort(key=lambda item: opt_str(item[1].get("started_at")) or "")
+    times = [
+        t for _, s in spans for key in ("started_at", "ended_at") if (t := opt_str(s.get(key)))
+    ]
     if times:
-        builder.started_at = iso_from_text(str(min(times)))
-        builder.ended_at = iso_from_text(str(max(times)))
+        builder.started_at = iso_from_text(min(times))
+        builder.ended_at = iso_from_text(max(times))
     functions = [
         (w, s)
         for w, s in spans
@@ -126,8 +128,8 @@ def _call(doc: Document, builder: TraceBuilder, where: str, span: dict[str, Any]
         upstream,
         name,
         parse_args(data.get("input")),
-        started_at=iso_from_text(str(span.get("started_at") or "")),
-        ended_at=iso_from_text(str(span.get("ended_at") or "")),
+        started_at=iso_from_text(opt_str(span.get("started_at")) or ""),
+        ended_at=iso_from_text(opt_str(span.get("ended_at")) or ""),
         timing="exact",
         provenance={"span_id": opt_str(span.get("id")) or ""},
     )
