@@ -48,13 +48,15 @@ def test_freeze_can_include_divergent_calls(tmp_path: Path) -> None:
 
 
 def test_freeze_output_is_byte_stable(tmp_path: Path) -> None:
-    """Freezing the same log twice writes identical bytes with sorted keys."""
+    """Freezing the same log twice writes identical bytes: args with sorted keys, results as recorded."""
     log = [call("lookup", {"b": 1, "a": 2}, {"z": 1, "a": 2})]
     freeze_universe(log, tools=TOOLS, matching=Matching(on_miss="empty"), path=tmp_path / "1.json")
     freeze_universe(log, tools=TOOLS, matching=Matching(on_miss="empty"), path=tmp_path / "2.json")
     first = (tmp_path / "1.json").read_bytes()
     assert first == (tmp_path / "2.json").read_bytes()
     assert b'"a": 2,\n' in first and first.index(b'"a"') < first.index(b'"b"')
+    result = first[first.index(b'"result"') :]
+    assert result.index(b'"z"') < result.index(b'"a"')
 
 
 def test_freeze_refuses_calls_to_unlisted_tools(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -208,3 +209,29 @@ def test_encode_is_deterministic_and_round_trips(write_universe_file: UniverseFa
     assert first == encode_universe(decode_universe(first))
     assert decode_universe(first) == universe
     assert first.index(b'"a"') < first.index(b'"b"')
+
+
+def test_encode_keeps_recorded_payload_order_and_recording_meta(
+    write_universe_file: UniverseFactory,
+) -> None:
+    """Results and schemas keep their key order; args are sorted; a recording's meta round-trips."""
+    doc = universe_doc(
+        [{"name": "lookup", "input_schema": {"type": "object", "properties": {"q": {}, "a": {}}}}],
+        [
+            {
+                "tool_name": "lookup",
+                "args": {"q": 1, "a": 2},
+                "result": {"z": 1, "m": {"y": 2.5, "b": None}},
+                "meta": {"provenance": "model_view"},
+            }
+        ],
+    )
+    universe = load_universe(write_universe_file(doc))
+    encoded = encode_universe(universe)
+    decoded = msgspec.json.decode(encoded)
+    (recording,) = decoded["recordings"]
+    assert list(recording["args"]) == ["a", "q"]
+    assert msgspec.json.encode(recording["result"]) == b'{"z":1,"m":{"y":2.5,"b":null}}'
+    assert list(decoded["tools"][0]["input_schema"]["properties"]) == ["q", "a"]
+    assert recording["meta"] == {"provenance": "model_view"}
+    assert decode_universe(encoded) == universe
