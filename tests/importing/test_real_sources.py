@@ -200,34 +200,33 @@ def test_logfire_on_mcp1_reads_the_wire_result(tmp_path: Path) -> None:
     assert replayed == 2
 
 
-async def _replay_views(fixture: Path, venv: str, script: str, *args: str) -> list[Any]:
-    """What the same client/agent receives when it runs against `wt serve` of the fixture."""
+async def _production_and_replay(
+    tmp_path: Path, venv: str, script: str, source: str
+) -> tuple[list[Any], list[Any]]:
+    """What a client/agent received in the traced run, and what the same client/agent receives
+    when it runs again against `wt serve` of the imported fixture."""
+    trace, production = _generate(venv, script, tmp_path, source)
+    write_import(import_trace(trace), tmp_path / "pack", name="incident")
     python = thirdparty_python(venv)
-    async with wt_serve(str(fixture)) as (_, first):
-        url = first.decode().strip().split()[-1]
-        finished = await trio.run_process(
-            [str(python), str(SOURCES / script), *args, "-", f"replay={url}"],
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
+    with trio.fail_after(120):
+        async with wt_serve(str(tmp_path / "pack" / "fixture.universe.json")) as (_, first):
+            url = first.decode().strip()
+            finished = await trio.run_process(
+                [str(python), str(SOURCES / script), source, "-", f"replay={url}"],
+                capture_stdout=True,
+                capture_stderr=True,
+                check=False,
+            )
     assert finished.returncode == 0, finished.stderr.decode()[-3000:]
-    return [
-        json.loads(line) for line in finished.stdout.decode().splitlines() if line.startswith("{")
-    ]
+    lines = finished.stdout.decode().splitlines()
+    return production, [json.loads(line) for line in lines if line.startswith("{")]
 
 
 async def test_logfire_wire_results_replay_byte_identical(tmp_path: Path) -> None:
     """An mcp 1.x client gets the same CallToolResult JSON from the replay as in production."""
-    trace, production = _generate("traces-mcp1", "mcp1_sessions.py", tmp_path, "logfire")
-    write_import(import_trace(trace), tmp_path / "pack", name="incident")
-    with trio.fail_after(120):
-        replayed = await _replay_views(
-            tmp_path / "pack" / "fixture.universe.json",
-            "traces-mcp1",
-            "mcp1_sessions.py",
-            "logfire",
-        )
+    production, replayed = await _production_and_replay(
+        tmp_path, "traces-mcp1", "mcp1_sessions.py", "logfire"
+    )
     # The scrubbed call is not in the fixture: the replay answers it with a divergence.
     assert len(production) == len(replayed) == 3
     assert production[0]["structuredContent"]["zeta"] == [3, 1.5]
@@ -238,14 +237,8 @@ async def test_logfire_wire_results_replay_byte_identical(tmp_path: Path) -> Non
 
 async def test_pydantic_ai_sees_the_same_tool_results_in_the_replay(tmp_path: Path) -> None:
     """pydantic-ai rerun against the imported fixture shows its model the same tool results."""
-    trace, production = _generate("traces-mcp2", "mcp2_agents.py", tmp_path, "pydantic-ai")
-    write_import(import_trace(trace), tmp_path / "pack", name="incident")
-    with trio.fail_after(120):
-        replayed = await _replay_views(
-            tmp_path / "pack" / "fixture.universe.json",
-            "traces-mcp2",
-            "mcp2_agents.py",
-            "pydantic-ai",
-        )
+    production, replayed = await _production_and_replay(
+        tmp_path, "traces-mcp2", "mcp2_agents.py", "pydantic-ai"
+    )
     assert replayed == production
     assert production[1] == {"tool": "client_lookup", "view": LOOKUP_RESULT}

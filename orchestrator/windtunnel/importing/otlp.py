@@ -52,7 +52,12 @@ from .otlp_conventions import (
     server_name,
     span_tool_name,
 )
-from .otlp_messages import calls_from_messages, conversation, tool_definitions
+from .otlp_messages import (
+    calls_from_messages,
+    conversation,
+    declare_definition,
+    tool_definitions,
+)
 from .otlp_spans import CLIENT, ERROR, SERVER, Span, read_spans
 from .scrubbing import scrubbed_paths, unscrub_schema
 from .shape import opt_str
@@ -341,14 +346,7 @@ def _call(
     upstream: str,
     definition: dict[str, Any] | None,
 ) -> None:
-    if definition is not None and isinstance(definition.get("parameters"), dict):
-        builder.declare_tool(
-            upstream,
-            name,
-            input_schema=definition["parameters"],
-            schema_source="otel_tool_definitions",
-            description=definition.get("description"),
-        )
+    declare_definition(builder, upstream, name, definition)
     first = min(group, key=lambda s: (s.start, s.order))
     raw_args, args_span = _args(group)
     provenance: dict[str, Any] = {"span_id": (args_span or first).span_id}

@@ -15,7 +15,21 @@ from .normalize import parse_args, parse_json_text, text_result
 from .otlp_spans import Span
 from .shape import opt_str
 
-__all__ = ["calls_from_messages", "conversation", "tool_definitions"]
+__all__ = ["calls_from_messages", "conversation", "declare_definition", "tool_definitions"]
+
+
+def declare_definition(
+    builder: TraceBuilder, upstream: str, name: str, definition: dict[str, Any] | None
+) -> None:
+    """Declare a tool from its `gen_ai.tool.definitions` entry, when it has parameters."""
+    if definition is not None and isinstance(definition.get("parameters"), dict):
+        builder.declare_tool(
+            upstream,
+            name,
+            input_schema=definition["parameters"],
+            schema_source="otel_tool_definitions",
+            description=definition.get("description"),
+        )
 
 
 def _messages(value: Any) -> list[dict[str, Any]]:
@@ -98,15 +112,7 @@ def _message_part(
         if not name:
             return
         upstream = builder.upstream("default")
-        definition = definitions.get(name)
-        if definition is not None and isinstance(definition.get("parameters"), dict):
-            builder.declare_tool(
-                upstream,
-                name,
-                input_schema=definition["parameters"],
-                schema_source="otel_tool_definitions",
-                description=definition.get("description"),
-            )
+        declare_definition(builder, upstream, name, definitions.get(name))
         calls[call_id] = builder.call(
             upstream,
             name,
