@@ -9,7 +9,7 @@ import pytest
 
 from windtunnel.errors import TraceError
 from windtunnel.importing import import_bytes
-from windtunnel.importing.envelope import Envelope
+from windtunnel.importing.envelope import CallError, Envelope
 
 
 def _import(value: Any, fmt: str | None = None, *, lines: bool = False) -> Envelope:
@@ -267,3 +267,71 @@ def test_jsonrpc_ids_are_per_direction() -> None:
     data = b"\n".join(msgspec.json.encode(v) for v in lines)
     (call,) = import_bytes(data, file="t", task="t").calls
     assert (call.outcome, call.result.content if call.result else None) == ("ok", ok["content"])
+
+
+def test_otlp_spans_without_a_tool_call_exit_naming_what_was_found() -> None:
+    """A file with spans but no tool call is an error naming span names, scopes and formats."""
+    doc = {
+        "resourceSpans": [
+            {
+                "scopeSpans": [
+                    {
+                        "scope": {"name": "my.http"},
+                        "spans": [_span("AAAAAAAAAAE=", route="/a"), _span("AAAAAAAAAAI=")],
+                    }
+                ]
+            }
+        ]
+    }
+    doc["resourceSpans"][0]["scopeSpans"][0]["spans"][1]["name"] = "GET /a"
+    with pytest.raises(TraceError) as caught:
+        _import(doc)
+    assert caught.value.message.startswith(
+        "2 span(s) but no recognisable tool call: span names '(unnamed)' x1, 'GET /a' x1; "
+        "scopes 'my.http'. Supported: GenAI execute_tool spans"
+    )
+
+
+def test_otlp_odd_spans_are_skipped_and_the_rest_imported() -> None:
+    """A span that is not an object and a tool span naming no tool are warnings, not aborts."""
+    tool = {"gen_ai.operation.name": "execute_tool"}
+    named = _span("AAAAAAAAAAI=", **tool, **{"gen_ai.tool.name": "ping"})
+    nameless = _span("AAAAAAAAAAM=", **tool)
+    doc = {"resourceSpans": [{"scopeSpans": [{"spans": [7, named, nameless]}]}]}
+    envelope = _import(doc)
+    assert [(c.tool, c.args, c.flags) for c in envelope.calls] == [("ping", None, ["args_missing"])]
+    assert [(w.code, w.path) for w in envelope.warnings[:2]] == [
+        ("span_unreadable", "$.resourceSpans[0].scopeSpans[0].spans[0]"),
+        ("tool_name_missing", "$.resourceSpans[0].scopeSpans[0].spans[2]"),
+    ]
+
+
+def test_otlp_span_name_gives_the_tool_and_enum_names_are_read() -> None:
+    """`MCP send tools/call <tool>` names the tool; SPAN_KIND_* and STATUS_CODE_* are enums."""
+    span = _span("AAAAAAAAAAE=", **{"mcp.method.name": "tools/call"})
+    span.update(
+        name="MCP send tools/call lookup",
+        kind="SPAN_KIND_CLIENT",
+        status={"code": "STATUS_CODE_ERROR", "message": "boom"},
+    )
+    span["attributes"].append({"key": "error.type", "value": {"stringValue": "-32602"}})
+    envelope = _import({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    (call,) = envelope.calls
+    assert (call.tool, call.outcome, call.error) == (
+        "lookup",
+        "protocol_error",
+        CallError(message="boom", code=-32602),
+    )
+
+
+def test_otlp_tool_error_without_text_gets_no_made_up_result() -> None:
+    """error.type = tool_error with no message leaves the call without a result."""
+    span = _span(
+        "AAAAAAAAAAE=", **{"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "t"}
+    )
+    span["attributes"].append({"key": "error.type", "value": {"stringValue": "tool_error"}})
+    span["status"] = {"code": 2}
+    envelope = _import({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]})
+    (call,) = envelope.calls
+    assert (call.outcome, call.result) == ("unknown", None)
+    assert call.error is not None and "holds no error text" in call.error.message

@@ -68,3 +68,34 @@ def test_unknown_format_name_is_a_usage_error(
         main(["import", str(TRACES / "calendar.jsonl"), "--format", "langsmith"])
     assert caught.value.code == 2
     assert "invalid choice: 'langsmith'" in capsys.readouterr().err
+
+
+def test_wire_only_keeps_transcript_results_out(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """By default a transcript's results are replayed; --wire-only keeps them out."""
+    trace = TRACES / "anthropic_refund.json"
+    assert main(["import", str(trace), "-o", str(tmp_path / "a")]) == 0
+    default = capsys.readouterr().out.splitlines()[0]
+    assert main(["import", str(trace), "-o", str(tmp_path / "b"), "--wire-only"]) == 0
+    captured = capsys.readouterr()
+    assert default.endswith("3 call(s), 2 in the fixture, 2 upstream(s)")
+    assert captured.out.splitlines()[0].endswith("3 call(s), 0 in the fixture, 2 upstream(s)")
+    assert captured.err.splitlines()[-1] == (
+        "note: none of the 3 call(s) can be replayed (the warnings say what the trace lacks); "
+        "the pack replays nothing"
+    )
+
+
+def test_spans_without_tool_calls_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An OTLP file with spans but no tool call: exit 2, one line naming the span, no output."""
+    trace = tmp_path / "t.json"
+    trace.write_text('{"resourceSpans": [{"scopeSpans": [{"spans": [{"name": "GET /"}]}]}]}')
+    assert main(["import", str(trace), "-o", str(tmp_path / "out")]) == 2
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(
+        f"wt: error: {trace}: 1 span(s) but no recognisable tool call: span names 'GET /' x1;"
+    )
+    assert not (tmp_path / "out").exists()
