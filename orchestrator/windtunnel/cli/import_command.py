@@ -71,7 +71,9 @@ def run_import(args: argparse.Namespace) -> int:
     for warning in output.warnings:
         where = f" at {warning.path}" if warning.path else ""
         print(f"warning: {warning.code}{where}: {warning.message}", file=sys.stderr)
-    if envelope.calls and not replayed:
+    if not envelope.calls:
+        print("note: the trace holds no tool call; the pack replays nothing", file=sys.stderr)
+    elif not replayed:
         print(
             f"note: none of the {len(envelope.calls)} call(s) can be replayed (the warnings say "
             "what the trace lacks); the pack replays nothing",
