@@ -69,9 +69,9 @@ def freeze_universe(
                 continue
             seen.add(key)
         recording = Recording(tool_name=call.tool_name, args=args, result=call.result)
-        meta = call.extra.get(RECORDING_META)
-        if isinstance(meta, dict) and meta:
-            recording.meta = dict(meta)
+        provenance = call.extra.get(RECORDING_META)
+        if isinstance(provenance, dict) and provenance:
+            recording.meta = dict(provenance)
         recordings.append(recording)
     universe = Universe(
         windtunnel_universe=FORMAT_VERSION,

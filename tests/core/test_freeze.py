@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -129,3 +130,16 @@ def test_freeze_load_replay_gives_the_original_answers(
             first_answer.setdefault(key, entry.result)
             assert answer == first_answer[key]
     assert all(c.divergence is None for c in server.call_log())
+
+
+def test_freeze_keeps_the_universe_meta_and_each_recordings_meta() -> None:
+    """`meta` is the universe's; a call's extra["recording_meta"] becomes its recording's meta."""
+    log = [
+        MCPCall(
+            tool_name="lookup", args={"q": 1}, result="a", extra={"recording_meta": {"seq": 0}}
+        ),
+        MCPCall(tool_name="lookup", args={"q": 2}, result="b"),
+    ]
+    universe = freeze_universe(log, tools=TOOLS, path=None, meta={"upstream": {"name": "crm"}})
+    assert universe.meta == {"upstream": {"name": "crm"}}
+    assert [r.meta for r in universe.recordings] == [{"seq": 0}, msgspec.UNSET]

@@ -148,13 +148,30 @@ def test_logfire_scrubbed_arguments_are_flagged_not_replayed(tmp_path: Path) -> 
     assert replayed == 2
 
 
-def test_mcp_sdk_spans_alone_import_without_aborting(tmp_path: Path) -> None:
+def test_fastmcp_and_mcp_sdk_client_spans_import_without_aborting(tmp_path: Path) -> None:
     """The `mcp` SDK's client spans (no gen_ai.tool.name) join their call; no arguments captured."""
-    trace, _ = _generate("traces-mcp2", "mcp2_agents.py", tmp_path, "mcp-sdk")
+    trace, _ = _generate("traces-mcp2", "mcp2_agents.py", tmp_path, "fastmcp")
     envelope, replayed = _import_and_run(trace, tmp_path)
     assert _calls(envelope) == [("client_lookup", None, "unknown"), ("refund", None, "tool_error")]
     assert [u.identity.server_name for u in envelope.upstreams] == ["crm"]
     assert all("deduplicated" in c.flags for c in envelope.calls)
+    assert replayed == 0
+
+
+def test_mcp_sdk_server_spans_say_what_the_trace_lacks(tmp_path: Path) -> None:
+    """The SDK's own server spans: calls with no arguments, no result, no made-up error text."""
+    trace, _ = _generate("traces-mcp2", "mcp2_agents.py", tmp_path, "mcp-sdk")
+    envelope, replayed = _import_and_run(trace, tmp_path)
+    assert _calls(envelope) == [("client_lookup", None, "unknown"), ("refund", None, "unknown")]
+    assert envelope.calls[1].error is not None
+    assert envelope.calls[1].error.message == (
+        "the call failed as a tool error (error.type = tool_error); the trace holds no error text"
+    )
+    # In process, the server span carries the agent's own resource: that is all the trace says.
+    assert [(u.id, u.identity.source) for u in envelope.upstreams] == [
+        ("support-agent", "otel_resource")
+    ]
+    assert _codes(envelope).count("args_missing") == 2
     assert replayed == 0
 
 

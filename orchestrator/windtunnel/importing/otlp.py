@@ -157,8 +157,9 @@ def _own_identity(group: list[Span], listed_server: str | None) -> tuple[str, Id
     if stated is not None:
         return stated, Identity(source="server_name", server_name=stated, endpoint=endpoint)
     server = next((s for s in group if s.kind == SERVER), None)
-    if server is not None and isinstance(server.resource.get("service.name"), str):
-        name: str = server.resource["service.name"]
+    name = opt_str(server.resource.get("service.name")) if server is not None else None
+    # The OTel SDK's default when nobody named the service: it names nothing.
+    if server is not None and name is not None and not name.startswith("unknown_service"):
         version = opt_str(server.resource.get("service.version"))
         identity = Identity(
             source="otel_resource", server_name=name, server_version=version, endpoint=endpoint

@@ -3,8 +3,9 @@
     python mcp2_agents.py SOURCE OUT [key=value...]
 
 SOURCE: `pydantic-ai` (pydantic-ai's own OpenTelemetry instrumentation; `version=2..6`,
-`content=0|1`), `logfire` (the same run through logfire, scrubbing on), `mcp-sdk` (a fastmcp
-client alone: the `mcp` SDK's and fastmcp's own spans), `openai-agents` (openai-agents' own
+`content=0|1`), `logfire` (the same run through logfire, scrubbing on), `fastmcp` (a fastmcp
+client alone: the `mcp` SDK's and fastmcp's own spans), `mcp-sdk` (the `mcp` SDK's `Client` and
+`MCPServer` alone, in process: the SDK's server spans), `openai-agents` (openai-agents' own
 tracing, written by a `TracingProcessor` as JSON lines), `serve` (the MCP server on stdio, for
 openai-agents). `exporter=protobuf` writes protobuf's stock JSON instead of OTLP/JSON lines.
 With `replay=URL` (pydantic-ai) nothing is traced: the same agent runs against URL (a `wt serve`
@@ -148,6 +149,32 @@ async def pydantic_ai_run() -> None:
 
 
 async def mcp_sdk_run() -> None:
+    import mcp
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
+
+    sdk_server = MCPServer("crm")
+
+    @sdk_server.tool()
+    def client_lookup(query: str, limit: int = 1) -> dict[str, Any]:
+        """Look up a client by name."""
+        return {"name": query, "email": "ops@bluewing.example"}
+
+    @sdk_server.tool()
+    def refund(charge_id: str) -> str:
+        """Refund a charge."""
+        raise SDKToolError(f"charge {charge_id} already refunded")
+
+    seen = []
+    with trace.get_tracer("support-agent").start_as_current_span("agent run"):
+        async with mcp.Client(sdk_server) as client:
+            for name, args in CALLS:
+                result = await client.call_tool(name, args)
+                seen.append({"tool": name, "view": result.structured_content})
+    _report(seen)
+
+
+async def fastmcp_run() -> None:
     from fastmcp import Client
 
     tracer = trace.get_tracer("support-agent")
@@ -224,6 +251,7 @@ RUNS = {
     "pydantic-ai": pydantic_ai_run,
     "logfire": pydantic_ai_run,
     "mcp-sdk": mcp_sdk_run,
+    "fastmcp": fastmcp_run,
     "openai-agents": openai_agents_run,
 }
 
