@@ -6,6 +6,8 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from .calls import MCPCall
 from .canonical import canonical_key, is_json_value
 from .errors import UniverseError
@@ -30,7 +32,7 @@ def freeze_universe(
     call_log: Iterable[MCPCall],
     *,
     tools: Sequence[UniverseTool] | Mapping[str, UniverseTool],
-    matching: Matching | None = None,
+    matching: Matching | Mapping[str, Any] | None = None,
     path: str | os.PathLike[str] | None,
     include_divergent: bool = False,
     meta: dict[str, Any] | None = None,
@@ -41,10 +43,14 @@ def freeze_universe(
     keep every call in order. Divergent calls are left out unless `include_divergent`. Calls to
     tools not in `tools` are refused, so the file always loads. A call whose
     `extra["recording_meta"]` is a non-empty object passes it on as its recording's `meta`.
+    `matching` is a `Matching` or its mapping form, as in the file
+    (`{"arg_keys": {"client_lookup": ["query"]}}`). Any problem is a `UniverseError` raised
+    before anything is written.
     """
     tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
     modes = {tool.name: tool.mode for tool in tool_list}
     file = os.fspath(path) if path is not None else "<frozen universe>"
+    rules = _matching(matching, file)
     seen: set[tuple[str, Any]] = set()
     recordings: list[Recording] = []
     for position, call in enumerate(call_log):
@@ -77,10 +83,44 @@ def freeze_universe(
         windtunnel_universe=FORMAT_VERSION,
         tools=tool_list,
         recordings=recordings,
-        matching=matching if matching is not None else Matching(),
+        matching=rules,
         meta=dict(meta or {}),
     )
     validate_universe(universe, file=file)
     if path is not None:
         write_universe(universe, path)
     return universe
+
+
+def _matching(matching: Matching | Mapping[str, Any] | None, file: str) -> Matching:
+    """The matching rules, from a `Matching` or the mapping form a universe file holds."""
+    if matching is None:
+        return Matching()
+    if isinstance(matching, Matching):
+        return matching
+    if not isinstance(matching, Mapping):
+        raise UniverseError(
+            f"matching must be a Matching or a mapping, got {type(matching).__name__}",
+            file=file,
+            path="$.matching",
+        )
+    try:
+        return msgspec.convert(dict(matching), Matching)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at `")
+        path = "$.matching" + where.rstrip("`").removeprefix("$") if where else "$.matching"
+        raise UniverseError(message, file=file, path=_name_the_key(matching, path)) from None
+
+
+def _name_the_key(matching: Mapping[str, Any], path: str) -> str:
+    """msgspec writes a mapping's key as `[...]`: put the key that fails in its place."""
+    field, sep, _ = path.removeprefix("$.matching.").partition("[...]")
+    entries = matching.get(field)
+    if not sep or not isinstance(entries, Mapping):
+        return path
+    for key, value in entries.items():
+        try:
+            msgspec.convert({field: {key: value}}, Matching)
+        except msgspec.ValidationError:
+            return path.replace("[...]", f".{key}", 1)
+    return path

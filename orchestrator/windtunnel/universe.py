@@ -15,6 +15,7 @@ import msgspec
 
 from ._gc import paused_gc
 from .errors import UniverseError
+from .input_files import read_input
 
 __all__ = [
     "FORMAT_VERSION",
@@ -216,14 +217,7 @@ def validate_universe(universe: Universe, *, file: str = "<universe>") -> None:
 def load_universe(path: str | os.PathLike[str]) -> Universe:
     """Read, parse and validate a universe file."""
     file = os.fspath(path)
-    try:
-        data = Path(file).read_bytes()
-    except FileNotFoundError:
-        raise UniverseError("no such file", file=file) from None
-    except IsADirectoryError:
-        raise UniverseError("is a directory, expected a universe file", file=file) from None
-    except OSError as exc:
-        raise UniverseError(f"cannot read: {exc.strerror}", file=file) from None
+    data = read_input(file, what="a universe file", error=UniverseError)
     return decode_universe(data, file=file)
 
 

@@ -172,6 +172,4 @@ def test_malformed_trace_exits_2_with_one_line(
 def test_missing_trace_file_exits_2(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A trace path that does not exist is an input error, not a traceback."""
     assert main(["import", str(tmp_path / "nope.json")]) == 2
-    assert capsys.readouterr().err == (
-        f"wt: error: {tmp_path / 'nope.json'}: cannot read: No such file or directory\n"
-    )
+    assert capsys.readouterr().err == (f"wt: error: {tmp_path / 'nope.json'}: no such file\n")

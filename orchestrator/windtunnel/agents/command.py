@@ -14,6 +14,7 @@ from typing import Literal
 
 import trio
 
+from ..group_reaper import forget_group, watch_group
 from .base import AgentContext, AgentError, AgentResult, agent_env, write_mcp_config
 
 __all__ = ["TEMPLATE_FIELDS", "CommandAgent", "render_command", "template_fields"]
@@ -113,6 +114,7 @@ class CommandAgent:
             )
         except OSError as exc:
             raise AgentError(f"cannot start agent {self.command[0]!r}: {exc.strerror}") from None
+        watch_group(process.pid)  # killed even if this process is SIGKILLed
         stdout = bytearray()
         stderr = bytearray()
         truncated = False
@@ -143,6 +145,7 @@ class CommandAgent:
             if process.returncode is None or _group_running(process.pid):
                 with trio.CancelScope(shield=True):
                     await _kill_group(process)
+            forget_group(process.pid)
         err_text = stderr.decode(errors="replace")
         if process.returncode != 0:
             tail = err_text.strip().splitlines()[-1:] or ["(no stderr)"]

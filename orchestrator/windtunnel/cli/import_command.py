@@ -8,6 +8,7 @@ import sys
 
 from ..importing.importer import import_trace, write_import
 from ..importing.sniff import FORMATS
+from ..terminal_text import escape_terminal
 
 __all__ = ["register_import"]
 
@@ -60,17 +61,23 @@ def run_import(args: argparse.Namespace) -> int:
         envelope, directory, name=stem, keep_suspect=args.keep_suspect, wire_only=args.wire_only
     )
     replayed = len(output.plan.calls)
+    # Names, paths and messages come from the trace: escaped before they reach a terminal.
+    say = escape_terminal
     print(
-        f"{args.trace}: {envelope.trace.source.format}, {len(envelope.calls)} call(s), "
-        f"{replayed} in the fixture, {len(envelope.upstreams)} upstream(s)"
+        say(
+            f"{args.trace}: {envelope.trace.source.format}, {len(envelope.calls)} call(s), "
+            f"{replayed} in the fixture, {len(envelope.upstreams)} upstream(s)"
+        )
     )
     for file_name in output.files:
-        print(f"wrote {os.path.join(output.directory, file_name)}")
+        print(say(f"wrote {os.path.join(output.directory, file_name)}"))
     for tool in output.plan.sequence_tools:
-        print(f"note: {tool} answered the same arguments differently; recorded in sequence mode")
+        print(
+            say(f"note: {tool} answered the same arguments differently; recorded in sequence mode")
+        )
     for warning in output.warnings:
         where = f" at {warning.path}" if warning.path else ""
-        print(f"warning: {warning.code}{where}: {warning.message}", file=sys.stderr)
+        print(say(f"warning: {warning.code}{where}: {warning.message}"), file=sys.stderr)
     if not envelope.calls:
         print("note: the trace holds no tool call; the pack replays nothing", file=sys.stderr)
     elif not replayed:

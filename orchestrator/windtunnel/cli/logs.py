@@ -9,6 +9,7 @@ from typing import Literal, TextIO, cast
 import structlog
 
 from ..runner.progress import TextStream
+from ..terminal_text import escape_terminal
 from .accept_errors import install_accept_filter
 
 __all__ = ["LogFormat", "LogStream", "configure_logging"]
@@ -33,6 +34,16 @@ class _CurrentStderr:
         return sys.stderr.isatty()
 
 
+def _escape_values(
+    logger: object, method: str, event: structlog.types.EventDict
+) -> structlog.types.EventDict:
+    """Console lines show tool names, arguments and agents' text: escape their control bytes."""
+    return {
+        escape_terminal(str(key)): escape_terminal(value) if isinstance(value, str) else value
+        for key, value in event.items()
+    }
+
+
 def configure_logging(
     *, fmt: LogFormat = "auto", stream: LogStream | None = None, level: int = logging.INFO
 ) -> None:
@@ -47,10 +58,13 @@ def configure_logging(
         if fmt == "console"
         else structlog.processors.JSONRenderer(sort_keys=False)
     )
+    # JSON escapes control characters itself; console lines print values as they are.
+    escaping: list[structlog.types.Processor] = [_escape_values] if fmt == "console" else []
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
+            *escaping,
             renderer,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 
 from ..errors import WindtunnelError
+from ..terminal_text import escape_terminal
 from . import commands
 
 __all__ = ["main"]
@@ -48,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except WindtunnelError as exc:
         if args.debug:
             raise
-        print(f"wt: error: {exc}", file=sys.stderr)
+        print(f"wt: error: {escape_terminal(str(exc))}", file=sys.stderr)
         return EXIT_USAGE
     except RecursionError:
         # Our decoders name the file; this is the net under any input nested past Python's stack.

@@ -10,6 +10,7 @@ import msgspec
 from ..runner.pack_config import load_pack
 from ..runner.units import plan_units
 from ..scale.shards import ShardSpec, plan_hash, shard_of
+from ..terminal_text import escape_terminal
 from .scale_run import positive_count, shard_argument
 
 __all__ = ["register_plan"]
@@ -67,13 +68,16 @@ def run_plan(args: argparse.Namespace) -> int:
         return 0
     _print_table(rows, count is not None)
     scope = f"shard {selected}: {len(rows)} of " if selected is not None else ""
-    print(f"{pack.name}: {scope}{len(units)} units; plan {digest[:12]}", file=sys.stderr)
+    print(
+        f"{escape_terminal(pack.name)}: {scope}{len(units)} units; plan {digest[:12]}",
+        file=sys.stderr,
+    )
     return 0
 
 
 def _print_table(rows: list[dict[str, str | int]], with_shard: bool) -> None:
     columns = ["id", "scenario", "repeat", "seed", *(["shard"] if with_shard else [])]
-    cells = [[str(row[c]) for c in columns] for row in rows]
+    cells = [[escape_terminal(str(row[c])) for c in columns] for row in rows]
     widths = [max([len(c), *(len(line[n]) for line in cells)]) for n, c in enumerate(columns)]
     for line in [[c.upper() for c in columns], *cells]:
         print(

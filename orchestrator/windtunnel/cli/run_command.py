@@ -13,6 +13,7 @@ import trio
 
 from .._gc import tune_gc_for_serving
 from .._groups import unwrap_single_error
+from ..errors import ConfigError
 from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
 from ..runner.pack_ref import write_pack_ref
@@ -21,6 +22,7 @@ from ..runner.progress import Progress
 from ..runner.results import read_results
 from ..runner.scenario import ScenarioPack
 from ..runner.summary import Summary, summarize
+from ..terminal_text import escape_terminal
 from . import scale_run
 from .logs import configure_logging
 from .stderr_lines import StderrLines
@@ -46,9 +48,14 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         "-o", "--output", metavar="DIR", help="run directory (default runs/<pack>-<time>)"
     )
     parser.add_argument(
-        "-c", "--concurrency", type=int, help="scenario runs in flight (default: the pack's)"
+        "-c",
+        "--concurrency",
+        type=scale_run.positive_count,
+        help="scenario runs in flight (default: the pack's)",
     )
-    parser.add_argument("--repeats", type=int, help="runs per scenario (overrides the pack)")
+    parser.add_argument(
+        "--repeats", type=scale_run.positive_count, help="runs per scenario (overrides the pack)"
+    )
     parser.add_argument(
         "-k", "--scenario", metavar="GLOB", help="only scenarios whose name matches"
     )
@@ -76,7 +83,21 @@ def _agent(args: argparse.Namespace) -> AgentSpec | None:
     return None
 
 
+def _check_resumable(args: argparse.Namespace) -> None:
+    """`--resume` finishes a run that exists; anything else is a mistake worth stopping for."""
+    if not args.resume:
+        return
+    if not args.output:
+        raise ConfigError("--resume needs -o DIR, the run directory to finish")
+    if not Path(args.output).is_dir():
+        raise ConfigError(
+            "no such run directory to resume (leave out --resume to start a new run)",
+            file=args.output,
+        )
+
+
 def run_run(args: argparse.Namespace) -> int:
+    _check_resumable(args)
     stderr = StderrLines()  # progress and logs: a full pipe nobody reads must not stall the run
     configure_logging(stream=stderr)
     pack = load_pack(args.pack)
@@ -141,8 +162,9 @@ async def _run(
 
 def _report(summary: Summary, run_dir: Path, interrupted: bool, stderr: StderrLines) -> None:
     state = "interrupted" if interrupted else ("passed" if summary.ok else "FAILED")
+    pack = escape_terminal(summary.pack)
     print(
-        f"{summary.pack}: {state}: {summary.passed} passed, {summary.failed} failed, "
+        f"{pack}: {state}: {summary.passed} passed, {summary.failed} failed, "
         f"{summary.errors} errors of {summary.total}; divergences {summary.divergences}",
         file=stderr,
     )

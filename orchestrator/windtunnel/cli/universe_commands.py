@@ -11,6 +11,7 @@ import msgspec
 from ..errors import ConfigError, UniverseError
 from ..explain import explain_call, render_explanation
 from ..importing.secrets import scan_secrets
+from ..terminal_text import escape_terminal
 from ..universe import load_universe
 
 __all__ = ["KIND_TEXT", "register_explain", "register_validate"]
@@ -39,20 +40,25 @@ def run_validate(args: argparse.Namespace) -> int:
             universe = load_universe(file)
         except UniverseError as exc:
             problems += 1
-            print(f"{exc}", file=sys.stderr)
+            print(escape_terminal(str(exc)), file=sys.stderr)
             continue
+        # File names, JSON paths and tool names are data: escaped before they reach a terminal.
+        say = escape_terminal
         tools = len(universe.tools)
         recordings = len(universe.recordings)
-        print(f"{file}: ok ({tools} tools, {recordings} recordings)")
+        print(say(f"{file}: ok ({tools} tools, {recordings} recordings)"))
         for path, kind in scan_secrets(
             msgspec.to_builtins(universe.recordings), root="$.recordings"
         ):
-            print(f"{file}: warning: {path} looks like {KIND_TEXT.get(kind, kind)}; redact it")
+            looks = KIND_TEXT.get(kind, kind)
+            print(say(f"{file}: warning: {path} looks like {looks}; redact it"))
         needs_hook = universe.uses_synthesize()
         if needs_hook:
             print(
-                f"{file}: note: policy `synthesize` needs a hook at serve time "
-                f"(tools: {', '.join(needs_hook)})"
+                say(
+                    f"{file}: note: policy `synthesize` needs a hook at serve time "
+                    f"(tools: {', '.join(needs_hook)})"
+                )
             )
     return 2 if problems else 0
 
@@ -82,8 +88,10 @@ def run_explain(args: argparse.Namespace) -> int:
     universe = load_universe(args.file)
     call_args = _parse_args_json(args.call_args)
     explanation = explain_call(universe, args.tool, call_args)
+    # Tool names, keys and values come from the universe: escaped (the layout's own line
+    # breaks kept), and the JSON form stays valid JSON.
     if args.json:
-        print(msgspec.json.encode(explanation).decode())
+        print(escape_terminal(msgspec.json.encode(explanation).decode()))
     else:
-        print(render_explanation(explanation))
+        print(escape_terminal(render_explanation(explanation), keep_newlines=True))
     return 0

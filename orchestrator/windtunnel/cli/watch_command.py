@@ -11,6 +11,7 @@ import trio
 from trio_websocket import ConnectionClosed, HandshakeError, open_websocket_url
 
 from ..errors import ConfigError
+from ..terminal_text import escape_terminal
 
 __all__ = ["register_watch"]
 
@@ -52,7 +53,9 @@ async def watch(url: str, only: set[str]) -> int:
                             name = json.loads(message).get("event")
                             if name not in only:
                                 continue
-                        print(message, flush=True)
+                        if isinstance(message, bytes):
+                            message = message.decode("utf-8", "replace")
+                        print(escape_terminal(message), flush=True)
             except ConnectionClosed:
                 pass
             except (OSError, HandshakeError) as exc:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-from pathlib import Path
 from typing import Any, NoReturn
 
 import msgspec
 
 from ..errors import TraceError
+from ..input_files import read_input
 
 __all__ = ["Document", "parse_document", "read_document"]
 
@@ -109,8 +109,5 @@ def _parse_document(data: bytes, *, file: str) -> Document:
 def read_document(path: str | os.PathLike[str]) -> Document:
     """Read and parse a trace file."""
     file = os.fspath(path)
-    try:
-        data = Path(file).read_bytes()
-    except OSError as exc:
-        raise TraceError(f"cannot read: {exc.strerror or exc}", file=file) from None
+    data = read_input(file, what="a trace file", error=TraceError)
     return parse_document(data, file=file)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import os
 from importlib import resources
-from pathlib import Path
-from typing import Any, Literal, TypeAlias
+from typing import Annotated, Any, Literal, TypeAlias
 
 import msgspec
 
 from ..errors import TraceError
+from ..input_files import read_input
 
 __all__ = [
     "ALWAYS_OUT",
@@ -155,10 +155,16 @@ class Tool(msgspec.Struct, omit_defaults=True):
     source_name: str | None = None
 
 
+UPSTREAM_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,62}\Z"
+r"""The schema's upstream id (`$defs.upstream.id`): it names files, so it is checked on decode.
+(`\Z`, not `$`: Python's `$` would also accept a trailing newline.)"""
+UpstreamId: TypeAlias = Annotated[str, msgspec.Meta(pattern=UPSTREAM_ID_PATTERN)]
+
+
 class Upstream(msgspec.Struct, omit_defaults=True):
     """One MCP server (or pseudo-upstream) the run talked to."""
 
-    id: str
+    id: UpstreamId
     kind: UpstreamKind
     identity: Identity
     tools: list[Tool]
@@ -273,10 +279,7 @@ def decode_envelope(data: bytes | str, *, file: str = "<envelope>") -> Envelope:
 def read_envelope(path: str | os.PathLike[str]) -> Envelope:
     """Read a `*.wtin.json` file."""
     file = os.fspath(path)
-    try:
-        data = Path(file).read_bytes()
-    except OSError as exc:
-        raise TraceError(f"cannot read: {exc.strerror or exc}", file=file) from None
+    data = read_input(file, what="a trace file", error=TraceError)
     return decode_envelope(data, file=file)
 
 

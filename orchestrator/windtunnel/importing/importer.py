@@ -9,6 +9,7 @@ from typing import cast
 import msgspec
 
 from ..errors import TraceError
+from ..input_files import read_input
 from ..universe import encode_universe
 from .builder import TraceBuilder
 from .diagnostics import COMPUTED_CODES, computed_warnings
@@ -36,10 +37,7 @@ def import_trace(
     `task` replaces the trace's task; `upstream` names the upstream the trace did not name.
     """
     file = os.fspath(path)
-    try:
-        data = Path(file).read_bytes()
-    except OSError as exc:
-        raise TraceError(f"cannot read: {exc.strerror or exc}", file=file) from None
+    data = read_input(file, what="a trace file", error=TraceError)
     return import_bytes(data, file=file, format=format, task=task, upstream=upstream)
 
 

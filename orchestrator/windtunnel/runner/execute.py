@@ -13,7 +13,7 @@ import trio
 
 from ..actors import Fleet, ScenarioRun, open_fleet
 from ..agents import AgentContext, AgentError
-from ..errors import ConfigError, WindtunnelError
+from ..errors import ConfigError, InputError, WindtunnelError
 from ..fd_limit import fd_hint
 from ..mcp.spi import MCPServer
 from ..universe import Universe
@@ -21,7 +21,7 @@ from .adapters import AgentLike, resolve_agent
 from .coverage import unit_coverage
 from .scenario import Scenario, ScenarioPack, normalize_servers
 from .scoring import evaluate
-from .trace import Trace, warnings_from_calls
+from .trace import Trace, drop_deep_values, warnings_from_calls
 from .units import WorkUnit
 
 __all__ = ["run_scenario", "run_scenario_async", "run_unit"]
@@ -49,13 +49,15 @@ async def run_unit(
         started_at=time.time(),
     )
     t0 = time.perf_counter()
+    # One deadline for the whole unit: loading its fixtures counts against its timeout.
+    deadline = trio.current_time() + scenario.timeout_s
     universes: dict[str, Universe] = {}
     run: ScenarioRun | None = None
     try:
         if servers is None:
             if pack is None:
                 raise ConfigError("run_unit needs `servers` or `pack`")
-            servers = pack.servers_for(scenario)
+            servers = await _load_servers(pack, scenario, deadline)
         servers = normalize_servers(servers)
         universes = {
             name: server.universe
@@ -75,9 +77,9 @@ async def run_unit(
                     seed=unit.seed,
                     unit_id=unit.id,
                 )
-                with trio.move_on_after(scenario.timeout_s) as deadline:
+                with trio.move_on_at(deadline) as agent_scope:
                     trace.output = (await runnable.run(ctx)).output
-                if deadline.cancelled_caught:
+                if agent_scope.cancelled_caught:
                     trace.error = f"agent timed out after {scenario.timeout_s:g}s"
     except Exception as exc:  # an agent, adapter or user factory failing in any way
         trace.error = _reason(exc)
@@ -86,10 +88,29 @@ async def run_unit(
         trace.mcp_calls = run.call_log()
         if run.faults and trace.error is None:
             trace.error = "server fault: " + "; ".join(run.faults)
+    too_deep = drop_deep_values(trace.mcp_calls)
+    if too_deep and trace.error is None:
+        trace.error = too_deep
     trace.duration_s = time.perf_counter() - t0
     trace.warnings = warnings_from_calls(trace.mcp_calls, scenario.name, universes=universes)
     trace.coverage = unit_coverage(trace.mcp_calls, universes)
     return evaluate(trace, scenario.policies, scenario.scorers)
+
+
+async def _load_servers(pack: ScenarioPack, scenario: Scenario, deadline: float) -> Any:
+    """`pack.servers_for(scenario)` in a worker thread, by `deadline`.
+
+    Loading reads and decodes universe files: on the Trio loop, a file on a stalled filesystem
+    would freeze every unit in flight and the signal handlers, and a large one would make healthy
+    units time out. In a thread it is one unit's business; past the deadline the thread is left
+    to finish on its own (its result is dropped) and the unit fails.
+    """
+    with trio.move_on_at(deadline):
+        return await trio.to_thread.run_sync(pack.servers_for, scenario, abandon_on_cancel=True)
+    raise InputError(
+        f"the scenario's upstreams were still loading when its timeout "
+        f"({scenario.timeout_s:g}s) ran out"
+    )
 
 
 def _reason(exc: BaseException) -> str:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
+from ..input_files import MAX_PACK_BYTES, read_input
 from .agent_spec import AgentSpec
 from .config_fields import Fields
 from .policies import (
@@ -261,22 +262,18 @@ def _scenario(table: Fields, base: Path, defaults: _PackDefaults) -> Scenario:
 def load_pack_toml(path: str | os.PathLike[str]) -> ScenarioPack:
     """Read and check a TOML pack; any problem is a `ConfigError` naming file and key path."""
     file = os.fspath(path)
+    raw = read_input(file, what="a pack file", error=ConfigError, limit=MAX_PACK_BYTES)
     try:
-        with open(file, "rb") as f:
-            data = tomllib.load(f)
-    except FileNotFoundError:
-        raise ConfigError("no such file", file=file) from None
-    except IsADirectoryError:
-        raise ConfigError("is a directory, expected a pack file", file=file) from None
+        data = tomllib.loads(raw.decode("utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"invalid TOML: {exc}", file=file) from None
+    except RecursionError:
+        raise ConfigError("invalid TOML: nested too deeply to read", file=file) from None
     except UnicodeDecodeError as exc:
         # tomllib decodes before it parses: invalid UTF-8 is not a TOMLDecodeError.
         raise ConfigError(
             f"invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})", file=file
         ) from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read: {exc.strerror}", file=file) from None
     base = Path(file).parent
     root = Fields(data, "", file)
     pack = root.table("pack", required=True)
@@ -341,7 +338,9 @@ def load_pack(spec: str | os.PathLike[str]) -> ScenarioPack:
     Importing a module runs the user's own code; a TOML file never runs code.
     """
     text = os.fspath(spec)
-    if text.endswith(".toml") or os.path.isfile(text):
+    # Any existing file but a directory: a FIFO or a device is refused by name, not mistaken
+    # for `module:attribute`.
+    if text.endswith(".toml") or (os.path.exists(text) and not os.path.isdir(text)):
         return load_pack_toml(text)
     module, sep, attr = text.rpartition(":")
     if not sep or not module or not attr:

@@ -62,6 +62,9 @@ async def run_pack(
             "this run directory already has results; use --resume to finish it, or another -o",
             file=str(options.run_dir),
         )
+    concurrency = options.concurrency if options.concurrency is not None else pack.concurrency
+    if concurrency < 1:
+        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     writer = RunWriter(options.run_dir, pack=pack.name)
     units = (
         options.units
@@ -70,9 +73,6 @@ async def run_pack(
     )
     finished = writer.finished_ids() if options.resume else set()
     todo = [unit for unit in units if unit.id not in finished]
-    concurrency = options.concurrency or pack.concurrency
-    if concurrency < 1:
-        raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     base_dir = Path(pack.source).parent if pack.source else None
     progress = progress or Progress(live=False)
     progress.start(len(todo), skipped=len(units) - len(todo))

@@ -6,6 +6,7 @@ import sys
 import time
 from typing import Protocol
 
+from ..terminal_text import escape_terminal
 from .trace import Trace
 
 __all__ = ["Progress", "TextStream"]
@@ -75,7 +76,8 @@ class Progress:
     def _line(self, text: str) -> None:
         if self.live:
             self.stream.write("\r\x1b[2K")
-        self.stream.write(text + "\n")
+        # Unit ids, reasons, agents' stderr lines and answers are data: escaped, one line each.
+        self.stream.write(escape_terminal(text) + "\n")
         self.stream.flush()
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import functools
+import hashlib
 import os
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -23,6 +24,7 @@ import msgspec
 
 from ..canonical import scrub_surrogates
 from ..errors import InputError
+from ..input_files import read_input
 from .html_report import render_report
 from .junit import render_junit
 from .layout import RESULTS_FILE, TRACES_DIR, trace_filename, trace_relpath
@@ -34,6 +36,7 @@ __all__ = [
     "TRACES_DIR",
     "RunWriter",
     "atomic_write",
+    "encode_unit",
     "load_full_trace",
     "read_results",
     "trace_filename",
@@ -80,7 +83,7 @@ def _fsync_dir(directory: Path) -> None:
 
 def _complete_length(path: Path) -> int:
     """Bytes of `path` up to and including its last newline."""
-    data = path.read_bytes()
+    data = read_input(path, what="a results file")
     return data.rfind(b"\n") + 1
 
 
@@ -143,19 +146,17 @@ class RunWriter:
         lines: list[bytes] = []
         for index, trace in enumerate(traces):
             path = self.trace_path(trace.unit_id)
-            trace.trace_file = trace_relpath(trace.unit_id)
             try:
-                body = _encoder.encode(trace)
+                full, line = encode_unit(trace)
             except UnicodeEncodeError:
                 # Lone surrogates (an agent's `surrogateescape` text) cannot be UTF-8: keep the
                 # unit, with U+FFFD in their place, in the files and in the reports.
                 trace = msgspec.convert(scrub_surrogates(msgspec.to_builtins(trace)), Trace)
                 traces[index] = trace
-                body = _encoder.encode(trace)
-            full = msgspec.json.format(body, indent=2) + b"\n"
+                full, line = encode_unit(trace)
             _write_or_fail(path, lambda: atomic_write(path, full, sync_dir=False))  # noqa: B023
             paths.append(path)
-            lines.append(_encoder.encode(msgspec.structs.replace(trace, mcp_calls=[])) + b"\n")
+            lines.append(line)
         _fsync_dir(self.traces_dir)
 
         def append() -> None:
@@ -184,6 +185,18 @@ class RunWriter:
         return summary
 
 
+def encode_unit(trace: Trace) -> tuple[bytes, bytes]:
+    """A finished unit as written: its trace file, and its results line, which records the
+    file's call count and sha256 (set on `trace` too)."""
+    trace.trace_file = trace_relpath(trace.unit_id)
+    trace.call_count = len(trace.mcp_calls)
+    trace.trace_sha256 = None
+    full = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
+    trace.trace_sha256 = hashlib.sha256(full).hexdigest()
+    line = _encoder.encode(msgspec.structs.replace(trace, mcp_calls=[])) + b"\n"
+    return full, line
+
+
 def _write_or_fail(path: Path, write: Callable[[], None]) -> None:
     try:
         write()
@@ -202,12 +215,15 @@ def load_full_trace(run_dir: Path, row: Trace) -> Trace:
         return row
     path = run_dir / TRACES_DIR / trace_filename(row.unit_id)
     try:
-        full = _decoder.decode(path.read_bytes())
-    except (OSError, msgspec.DecodeError):
+        full = _decoder.decode(read_input(path, what="a trace file"))
+    except (InputError, msgspec.DecodeError, RecursionError):
         return row
     # A file rewritten by a later attempt whose line never made it to disk is not this row's.
     same = (full.unit_id, full.started_at, full.status) == (row.unit_id, row.started_at, row.status)
-    return full if same else row
+    if not same:
+        return row
+    full.trace_sha256 = row.trace_sha256  # recorded in the row only: the file cannot hold its own
+    return full
 
 
 def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) -> list[Trace]:
@@ -220,12 +236,9 @@ def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) ->
     """
     root = Path(run_dir)
     path = root / RESULTS_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return []
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=os.fspath(path)) from None
+    data = read_input(path, what="a results file")
     complete = data[: data.rfind(b"\n") + 1]
     traces: dict[str, Trace] = {}
     for number, line in enumerate(complete.splitlines(), 1):

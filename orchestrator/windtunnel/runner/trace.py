@@ -17,12 +17,14 @@ from ..universe import Universe
 from .coverage import UpstreamCoverage
 
 __all__ = [
+    "MAX_VALUE_DEPTH",
     "TRACE_FORMAT_VERSION",
     "Score",
     "Status",
     "Trace",
     "Verdict",
     "divergent_calls",
+    "drop_deep_values",
     "merge_call_logs",
     "warnings_from_calls",
 ]
@@ -73,6 +75,11 @@ class Trace(msgspec.Struct, kw_only=True):
     tags: list[str] = msgspec.field(default_factory=list)
     coverage: dict[str, UpstreamCoverage] = msgspec.field(default_factory=dict)
     trace_file: str | None = None
+    call_count: int | None = None
+    """Calls in the call log, recorded when written (a results row has no call log)."""
+    trace_sha256: str | None = None
+    """In a results row: the sha256 of the trace file as written, so `wt merge` can tell a
+    deleted, swapped or edited file; None in the trace file itself."""
     windtunnel_trace: int = TRACE_FORMAT_VERSION
 
     @property
@@ -98,6 +105,55 @@ def merge_call_logs(logs: Mapping[str, Sequence[MCPCall]]) -> list[MCPCall]:
             tagged.append((call.started_at, rank, position, call))
     tagged.sort(key=lambda item: item[:3])
     return [call for *_, call in tagged]
+
+
+MAX_VALUE_DEPTH = 256
+"""Deepest nesting of arrays and objects a trace keeps in a call's args, result or extra: every
+report and policy walks values recursively, and one value past Python's stack must not take the
+whole run down with it."""
+
+TOO_DEEP = f"(a value nested deeper than {MAX_VALUE_DEPTH} levels, not kept)"
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """True when arrays and objects in `value` nest more than `limit` levels (checked without
+    recursion, so any depth is safe to ask about)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children: Iterable[Any] = current.values()
+        elif isinstance(current, list | tuple):
+            children = current
+        else:
+            continue
+        if depth == limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def drop_deep_values(calls: list[MCPCall]) -> str | None:
+    """Replace args, results and extras nested past `MAX_VALUE_DEPTH` with `TOO_DEEP` (in place);
+    return the reason to fail the unit with, naming the first such call, or None."""
+    first: str | None = None
+    for position, call in enumerate(calls, 1):
+        deep = [
+            name
+            for name in ("args", "result", "extra")
+            if nested_deeper_than(getattr(call, name), MAX_VALUE_DEPTH)
+        ]
+        if not deep:
+            continue
+        call.args = {"_windtunnel": TOO_DEEP} if "args" in deep else call.args
+        call.result = TOO_DEEP if "result" in deep else call.result
+        call.extra = {"_windtunnel": TOO_DEEP} if "extra" in deep else call.extra
+        if first is None:
+            first = (
+                f"call {position} ({call.tool_name}) carries {' and '.join(deep)} nested deeper "
+                f"than {MAX_VALUE_DEPTH} levels; the trace keeps a placeholder"
+            )
+    return first
 
 
 def divergent_calls(calls: Iterable[MCPCall]) -> list[tuple[int, MCPCall]]:

@@ -23,8 +23,10 @@ from pathlib import Path
 
 import trio
 
+from ..group_reaper import forget_group, watch_group
 from ..runner.progress import Progress
 from ..runner.trace import Status, Trace
+from ..terminal_text import escape_terminal
 from .shards import ShardSpec
 
 __all__ = ["WORKER_COMMAND", "ShardExit", "parse_progress_line", "run_local_shards"]
@@ -70,7 +72,7 @@ def parse_progress_line(line: str) -> Trace | None:
 def _say(progress: Progress, text: str) -> None:
     if progress.live:
         progress.stream.write("\r\x1b[2K")
-    progress.stream.write(text + "\n")
+    progress.stream.write(escape_terminal(text) + "\n")
     progress.stream.flush()
 
 
@@ -108,6 +110,7 @@ async def _run_worker(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    watch_group(process.pid)  # the worker and its agents die with this process, even on SIGKILL
     tail: list[str] = []
     progress.running += 1  # the display's "running" counts live workers here
 
@@ -140,6 +143,7 @@ async def _run_worker(
             process.kill()
             with trio.CancelScope(shield=True):
                 await process.wait()
+        forget_group(process.pid)
     assert process.returncode is not None
     return ShardExit(spec, process.returncode, tail)
 

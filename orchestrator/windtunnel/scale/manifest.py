@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from ..errors import ConfigError, InputError
+from ..input_files import read_input
 from ..runner.layout import RESULTS_FILE
 from ..runner.results import atomic_write
 from ..runner.units import WorkUnit
@@ -107,15 +108,12 @@ def write_manifest(run_dir: Path, manifest: ShardManifest) -> None:
 def read_manifest(run_dir: str | os.PathLike[str]) -> ShardManifest:
     """Read and check `run_dir/shard.json`; every problem is one `InputError` naming the file."""
     path = Path(run_dir) / MANIFEST_FILE
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise InputError(
             "not a shard run directory: no shard.json (run it with wt run --shard i/N)",
             file=os.fspath(run_dir),
-        ) from None
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+        )
+    data = read_input(path, what="a shard manifest")
     try:
         manifest = msgspec.json.decode(data, type=ShardManifest)
     except msgspec.DecodeError as exc:

@@ -17,11 +17,11 @@ from pathlib import Path
 import msgspec
 
 from ..errors import InputError
-from ..runner.layout import trace_relpath
-from ..runner.results import RESULTS_FILE, RunWriter, atomic_write, read_results
+from ..runner.results import RESULTS_FILE, RunWriter, atomic_write, encode_unit, read_results
 from ..runner.summary import Summary
 from ..runner.trace import Trace
 from .manifest import ShardManifest, read_manifest
+from .shard_check import verified_trace
 from .shards import ShardSpec
 
 __all__ = ["MERGE_FILE", "MergeReport", "merge_runs", "name_units", "write_run"]
@@ -88,7 +88,7 @@ def _check_no_doubles(shards: list[tuple[Path, ShardManifest]]) -> None:
 
 
 def _read_shard(path: Path, manifest: ShardManifest) -> list[Trace]:
-    traces = read_results(path)
+    traces = [verified_trace(path, row) for row in read_results(path, with_calls=False)]
     owned = set(manifest.units)
     strays = [t.unit_id for t in traces if t.unit_id not in owned]
     if strays:
@@ -123,9 +123,6 @@ def _concat_events(shards: list[tuple[Path, ShardManifest]], out: Path) -> None:
         atomic_write(out / EVENTS_FILE, b"".join(chunks))
 
 
-_encoder = msgspec.json.Encoder()
-
-
 def write_run(target: Path, traces: list[Trace], pack: str) -> Summary:
     """Write a whole run at once (merge, Ray shards) as `write_traces` would, flushing once.
 
@@ -138,11 +135,10 @@ def write_run(target: Path, traces: list[Trace], pack: str) -> Summary:
     path = target / RESULTS_FILE
     try:
         for trace in traces:
-            trace.trace_file = trace_relpath(trace.unit_id)
-            data = msgspec.json.format(_encoder.encode(trace), indent=2) + b"\n"
+            data, line = encode_unit(trace)
             path = writer.trace_path(trace.unit_id)
             path.write_bytes(data)
-            lines.append(_encoder.encode(msgspec.structs.replace(trace, mcp_calls=[])) + b"\n")
+            lines.append(line)
         os.sync()
         path = target / RESULTS_FILE
         atomic_write(path, b"".join(lines))
