@@ -143,3 +143,45 @@ def test_freeze_keeps_the_universe_meta_and_each_recordings_meta() -> None:
     universe = freeze_universe(log, tools=TOOLS, path=None, meta={"upstream": {"name": "crm"}})
     assert universe.meta == {"upstream": {"name": "crm"}}
     assert [r.meta for r in universe.recordings] == [{"seq": 0}, msgspec.UNSET]
+
+
+def test_freeze_accepts_matching_in_the_mapping_form_the_docs_show(tmp_path: Path) -> None:
+    """`matching={"arg_keys": {...}}` (the user documentation's example) freezes and replays keyed."""
+    path = tmp_path / "f.universe.json"
+    universe = freeze_universe(
+        [call("lookup", {"query": "Bluewing", "verbose": False}, {"id": 7})],
+        tools=TOOLS,
+        matching={"arg_keys": {"lookup": ["query"]}, "on_miss": "nearest"},
+        path=path,
+    )
+    assert universe.matching == Matching(on_miss="nearest", arg_keys={"lookup": ["query"]})
+    assert load_universe(path) == universe
+    server = RecordedMCPServer(path)
+    assert server.call_tool("lookup", {"query": "Bluewing", "verbose": True}) == {"id": 7}
+
+
+@pytest.mark.parametrize(
+    ("matching", "where", "message"),
+    [
+        ({"arg_keyz": {}}, "$.matching", "Object contains unknown field `arg_keyz`"),
+        ({"arg_keys": {"lookup": "query"}}, "$.matching.arg_keys.lookup", "Expected `array`"),
+        (
+            {"per_tool_on_miss": {"page": "empty", "lookup": "explode"}},
+            "$.matching.per_tool_on_miss.lookup",
+            "Invalid enum value 'explode'",
+        ),
+        ({"on_miss": 3}, "$.matching.on_miss", "Expected `str`, got `int`"),
+        ({"arg_keys": {"nope": ["q"]}}, "$.matching.arg_keys.nope", "undeclared tool 'nope'"),
+        ("fail_call", "$.matching", "matching must be a Matching or a mapping, got str"),
+    ],
+)
+def test_bad_matching_mappings_name_the_key_and_write_nothing(
+    tmp_path: Path, matching: Any, where: str, message: str
+) -> None:
+    """A bad mapping is a `UniverseError` naming the file and the key; no file is written."""
+    path = tmp_path / "f.universe.json"
+    with pytest.raises(UniverseError) as caught:
+        freeze_universe([call("lookup", {"q": 1}, "r")], tools=TOOLS, matching=matching, path=path)
+    assert (caught.value.file, caught.value.path) == (str(path), where)
+    assert message in caught.value.message
+    assert list(tmp_path.iterdir()) == []

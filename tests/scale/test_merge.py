@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -12,7 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.scale.shard_dirs import small_pack, unit_trace, write_shards
+from windtunnel.cli.main import main
 from windtunnel.errors import InputError
+from windtunnel.runner.layout import trace_filename
 from windtunnel.runner.results import read_results, write_traces
 from windtunnel.runner.units import plan_units
 from windtunnel.scale.manifest import MANIFEST_FILE, build_manifest, read_manifest
@@ -211,3 +215,75 @@ def test_manifest_problems_name_the_file(tmp_path: Path) -> None:
         with pytest.raises(InputError) as caught:
             read_manifest(tmp_path / name)
         assert str(caught.value) == f"{tmp_path / name / MANIFEST_FILE} at {path}: {message}"
+
+
+def _tamper_deleted(shard: Path, trace: Path) -> None:
+    trace.unlink()
+
+
+def _tamper_swapped(shard: Path, trace: Path) -> None:
+    other = next(p for p in sorted((shard / "traces").iterdir()) if p != trace)
+    trace.write_bytes(other.read_bytes())
+
+
+def _tamper_edited(shard: Path, trace: Path) -> None:
+    edited = trace.read_bytes().replace(b'"status": "failed"', b'"status": "passed"')
+    assert edited != trace.read_bytes()
+    trace.write_bytes(edited)
+
+
+def _tamper_status(shard: Path, trace: Path) -> None:
+    results = shard / "results.jsonl"
+    lines = results.read_bytes().splitlines(keepends=True)
+    lines[0] = lines[0].replace(b'"status":"failed"', b'"status":"passed"')
+    results.write_bytes(b"".join(lines))
+
+
+def _tamper_calls(shard: Path, trace: Path) -> None:
+    results = shard / "results.jsonl"
+    lines = results.read_bytes().splitlines(keepends=True)
+    lines[0] = lines[0].replace(b'"call_count":0', b'"call_count":3')
+    results.write_bytes(b"".join(lines))
+
+
+@pytest.mark.parametrize(
+    ("tamper", "problem"),
+    [
+        (_tamper_deleted, "its trace file {rel} is missing"),
+        (_tamper_swapped, "its trace file {rel} is not the one written with its results line"),
+        (_tamper_edited, "its trace file {rel} is not the one written with its results line"),
+        (_tamper_status, "its line in results.jsonl differs from its trace file (edited?)"),
+        (
+            _tamper_calls,
+            "its trace file {rel} holds unit {unit!r} with 0 call(s), its results line 3",
+        ),
+    ],
+    ids=["deleted", "swapped", "edited", "status-edited", "call-count-edited"],
+)
+def test_a_shard_whose_trace_does_not_match_its_results_line_is_refused(
+    tmp_path: Path, tamper: Any, problem: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A deleted, swapped or edited trace file, or an edited results line, is exit 2 naming the unit."""
+    dirs = write_shards(tmp_path, small_pack(), 2, status_of=lambda unit: "failed")
+    first = read_results(dirs[0], with_calls=False)[0]
+    trace = dirs[0] / "traces" / trace_filename(first.unit_id)
+    tamper(dirs[0], trace)
+    out = tmp_path / "merged"
+    assert main(["merge", *map(str, dirs), "-o", str(out)]) == 2
+    rel = f"traces/{trace.name}"
+    assert capsys.readouterr().err == (
+        f"wt: error: {dirs[0]}: unit {first.unit_id!r}: "
+        f"{problem.format(rel=rel, unit=first.unit_id)}; not merged\n"
+    )
+    assert not (out / "results.jsonl").exists()
+
+
+def test_every_results_line_records_its_trace_digest_and_call_count(tmp_path: Path) -> None:
+    """Each results line carries the sha256 of its trace file as written and the call count."""
+    [shard] = write_shards(tmp_path, small_pack(scenarios=2, repeats=1), 1)
+    for line in (shard / "results.jsonl").read_bytes().splitlines():
+        row = json.loads(line)
+        data = (shard / row["trace_file"]).read_bytes()
+        assert row["trace_sha256"] == hashlib.sha256(data).hexdigest()
+        assert row["call_count"] == len(json.loads(data)["mcp_calls"])
+        assert json.loads(data)["trace_sha256"] is None
