@@ -11,6 +11,7 @@ they stop being equal to ``1``/``0``, and containers are tagged so a list never 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, Final
 
 import msgspec
@@ -22,6 +23,7 @@ __all__ = [
     "canonical_key",
     "encode_json",
     "is_json_value",
+    "nested_deeper_than",
     "scrub_surrogates",
 ]
 
@@ -120,3 +122,21 @@ def encode_json(value: Any) -> bytes:
         return msgspec.json.encode(value)
     except UnicodeEncodeError:
         return msgspec.json.encode(scrub_surrogates(msgspec.to_builtins(value)))
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """True when arrays and objects in `value` nest more than `limit` levels (checked without
+    recursion, so any depth is safe to ask about)."""
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        current, depth = stack.pop()
+        if isinstance(current, dict):
+            children: Iterable[Any] = current.values()
+        elif isinstance(current, list | tuple):
+            children = current
+        else:
+            continue
+        if depth == limit:
+            return True
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False

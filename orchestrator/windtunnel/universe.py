@@ -14,11 +14,13 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from ._gc import paused_gc
+from .canonical import nested_deeper_than
 from .errors import UniverseError
 from .input_files import read_input
 
 __all__ = [
     "FORMAT_VERSION",
+    "MAX_NESTING",
     "POLICIES",
     "Matching",
     "MissPolicy",
@@ -35,6 +37,11 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
+MAX_NESTING = 128
+"""Deepest nesting of arrays and objects in a recording's args or result or a tool's schemas.
+The official MCP SDK client reads no message nested much past 200 levels (a served result sits a
+few levels down in its JSON-RPC answer), and a recording no client can read replays nothing: it
+is refused when the file loads, so `wt validate`, `wt serve` and `wt run` agree."""
 MissPolicy: TypeAlias = Literal["fail_call", "empty", "nearest", "synthesize"]
 ToolMode: TypeAlias = Literal["stateless", "sequence"]
 POLICIES: tuple[str, ...] = ("fail_call", "empty", "nearest", "synthesize")
@@ -103,7 +110,18 @@ class _VersionOnly(msgspec.Struct):
     windtunnel_universe: Any = None
 
 
-_decoder = msgspec.json.Decoder(Universe)
+class _Outline(msgspec.Struct, forbid_unknown_fields=True):
+    """A universe whose recordings are still raw JSON (checked for syntax, not yet decoded)."""
+
+    windtunnel_universe: int
+    tools: list[UniverseTool]
+    recordings: list[msgspec.Raw] = msgspec.field(default_factory=list)
+    matching: Matching = msgspec.field(default_factory=Matching)
+    meta: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+_outline_decoder = msgspec.json.Decoder(_Outline)
+_recording_decoder = msgspec.json.Decoder(Recording)
 
 
 def flatten_wire_args(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -137,10 +155,21 @@ def _split_msgspec_error(exc: msgspec.MsgspecError, data: bytes | str) -> tuple[
 
 
 def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
-    """Decode and validate universe JSON; any problem is a `UniverseError` naming file and path."""
+    """Decode and validate universe JSON; any problem is a `UniverseError` naming file and path.
+
+    Recordings are decoded one by one after the file's syntax and outline are checked: msgspec
+    holds the GIL for the whole of one call, so one call over a large file would stop every
+    other thread, the Trio loop that loads it in a worker thread included, for seconds (4 s for
+    67 MB here); one recording at a time it yields every few milliseconds.
+    """
     try:
         with paused_gc():
-            universe = _decoder.decode(data)
+            outline = _outline_decoder.decode(data)
+            if outline.windtunnel_universe != FORMAT_VERSION:
+                raise _version_error(outline.windtunnel_universe, file)
+            recordings = [
+                _decode_recording(raw, i, file) for i, raw in enumerate(outline.recordings)
+            ]
     except RecursionError:
         # msgspec raises this (not a DecodeError) past its nesting limit.
         raise UniverseError("JSON is nested too deeply to be a universe", file=file) from None
@@ -148,12 +177,27 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
         _raise_version_error(data, file)
         message, path = _split_msgspec_error(exc, data)
         raise UniverseError(message, file=file, path=path) from None
-    if universe.windtunnel_universe != FORMAT_VERSION:
-        raise _version_error(universe.windtunnel_universe, file)
+    universe = Universe(
+        windtunnel_universe=outline.windtunnel_universe,
+        tools=outline.tools,
+        recordings=recordings,
+        matching=outline.matching,
+        meta=outline.meta,
+    )
     for recording in universe.recordings:
         recording.args = flatten_wire_args(recording.tool_name, recording.args)
     validate_universe(universe, file=file)
     return universe
+
+
+def _decode_recording(raw: msgspec.Raw, index: int, file: str) -> Recording:
+    try:
+        recording: Recording = _recording_decoder.decode(raw)
+    except msgspec.ValidationError as exc:
+        message, path = _split_msgspec_error(exc, bytes(raw))
+        where = f"$.recordings[{index}]" + (path[1:] if path else "")
+        raise UniverseError(message, file=file, path=where) from None
+    return recording
 
 
 def _version_error(version: Any, file: str) -> UniverseError:
@@ -188,7 +232,12 @@ def validate_universe(universe: Universe, *, file: str = "<universe>") -> None:
                 f"tool {tool.name!r} is declared twice", file=file, path=f"$.tools[{i}].name"
             )
         names.add(tool.name)
+    for i, tool in enumerate(universe.tools):
+        for field in ("input_schema", "result_schema"):
+            _check_nesting(getattr(tool, field), file, f"$.tools[{i}].{field}")
     for i, recording in enumerate(universe.recordings):
+        _check_nesting(recording.args, file, f"$.recordings[{i}].args")
+        _check_nesting(recording.result, file, f"$.recordings[{i}].result")
         if recording.tool_name not in names:
             raise UniverseError(
                 f"recording names undeclared tool {recording.tool_name!r}",
@@ -212,6 +261,15 @@ def validate_universe(universe: Universe, *, file: str = "<universe>") -> None:
                 file=file,
                 path=f"$.matching.per_tool_on_miss.{tool_name}",
             )
+
+
+def _check_nesting(value: Any, file: str, path: str) -> None:
+    if nested_deeper_than(value, MAX_NESTING):
+        raise UniverseError(
+            f"nested deeper than {MAX_NESTING} levels; MCP clients cannot read it",
+            file=file,
+            path=path,
+        )
 
 
 def load_universe(path: str | os.PathLike[str]) -> Universe:

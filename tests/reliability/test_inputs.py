@@ -26,8 +26,10 @@ from tests.reliability.packs import (
     write_universe,
 )
 from tests.reliability.wt_process import run_wt
+from windtunnel.calls import MCPCall
 from windtunnel.cli.main import main
 from windtunnel.runner import read_results
+from windtunnel.runner.trace import drop_deep_values
 
 # Every command that reads a file named on its command line; FILE stands for the bad input.
 COMMANDS = {
@@ -192,28 +194,46 @@ async def test_a_run_stalled_on_a_fixture_stops_on_sigint(tmp_path: Path) -> Non
 def test_a_deep_universe_fails_only_its_scenario_and_the_reports_are_written(
     tmp_path: Path,
 ) -> None:
-    """A universe that loads but nests a result 500 deep fails its scenario; summary, JUnit, report written."""
+    """A universe nesting a result 500 deep fails its scenario only; summary, JUnit, report written."""
     write_universe(tmp_path / "good.universe.json")
-    write_universe(tmp_path / "deep.universe.json", universe_doc(result=nested(500)))
+    deep = write_universe(tmp_path / "deep.universe.json", universe_doc(result=nested(500)))
     pack = write_pack(
         tmp_path, {"good": "good.universe.json", "deep": "deep.universe.json"}, name="deep"
     )
     outcome = run_wt(["run", str(pack), "-o", str(tmp_path / "run"), "--progress", "plain"])
     assert outcome.code == 1, outcome
+    assert "Traceback" not in outcome.stderr
     rows = {r.unit_id: r for r in read_results(tmp_path / "run")}
     assert rows["good#0"].status == "passed"
     assert (rows["deep#0"].status, rows["deep#0"].error) == (
         "error",
-        "call 1 (lookup) carries result nested deeper than 256 levels; the trace keeps a "
-        "placeholder",
-    )
-    assert rows["deep#0"].mcp_calls[0].result == (
-        "(a value nested deeper than 256 levels, not kept)"
+        f"UniverseError: {deep} at $.recordings[0].result: nested deeper than 128 levels; MCP "
+        "clients cannot read it",
     )
     for name in ("summary.json", "junit.xml", "report.html"):
         assert (tmp_path / "run" / name).stat().st_size > 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert (summary["passed"], summary["errors"]) == (1, 1)
+
+
+def test_values_too_deep_for_a_trace_fail_the_unit_and_are_replaced() -> None:
+    """A call whose args or result nest past 256 levels (a mock server, an agent) is kept with a placeholder."""
+    calls = [
+        MCPCall(tool_name="fine", args={"q": nested(200)}, result=nested(256)),
+        MCPCall(tool_name="deep", args={"q": "a"}, result=nested(257)),
+        MCPCall(tool_name="both", args=nested(300), result=[nested(400)]),
+    ]
+    reason = drop_deep_values(calls)
+    assert reason == (
+        "call 2 (deep) carries result nested deeper than 256 levels; the trace keeps a placeholder"
+    )
+    placeholder = "(a value nested deeper than 256 levels, not kept)"
+    assert [(c.args, c.result) for c in calls[1:]] == [
+        ({"q": "a"}, placeholder),
+        ({"_windtunnel": placeholder}, placeholder),
+    ]
+    assert calls[0].result == nested(256)
+    assert drop_deep_values(calls) is None
 
 
 SLEEPER = textwrap.dedent(

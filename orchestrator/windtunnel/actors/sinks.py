@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Protocol, TextIO, runtime_checkable
 
 from ..canonical import encode_json
+from ..terminal_text import escape_terminal
 from .events import make_event
 from .pipe_writer import PipeWriter
 
@@ -59,6 +60,14 @@ def _line(event: dict[str, Any]) -> bytes:
     return encode_json({"event": event["event"], **event}) + b"\n"
 
 
+def terminal_safe_json(line: bytes) -> bytes:
+    """A JSON line with the control characters JSON leaves raw written as `\\u` escapes: the
+    same JSON value, safe on a terminal (stderr often is one)."""
+    if line.isascii() and b"\x7f" not in line:
+        return line  # JSON already escapes C0: nothing else can be there
+    return escape_terminal(line.decode("utf-8"), keep_newlines=True).encode("utf-8")
+
+
 def drop_notice(count: int) -> bytes:
     """The `events_dropped` line a stream reader gets where `count` lines are missing."""
     notice = make_event("events_dropped", level="warning", dropped=count)
@@ -81,7 +90,9 @@ class PipeSink:
         return self.writer.dropped
 
     def publish(self, event: dict[str, Any]) -> None:
-        self.writer.offer(_line(event))  # bytes as encoded: no str round trip per call
+        # Bytes as encoded, no str round trip per call, unless the line holds what JSON leaves
+        # raw and a terminal would obey (C1 controls, bidi overrides, DEL).
+        self.writer.offer(terminal_safe_json(_line(event)))
 
 
 class MemorySink:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Literal, TextIO, cast
+from typing import Any, Literal, TextIO, cast
 
 import structlog
 
@@ -44,6 +44,11 @@ def _escape_values(
     }
 
 
+def _escape_line(logger: object, method: str, rendered: Any) -> str:
+    """After the JSON renderer: `rendered` is the line."""
+    return escape_terminal(str(rendered), keep_newlines=True)
+
+
 def configure_logging(
     *, fmt: LogFormat = "auto", stream: LogStream | None = None, level: int = logging.INFO
 ) -> None:
@@ -53,19 +58,18 @@ def configure_logging(
     out = cast(TextIO, stream if stream is not None else _CurrentStderr())
     if fmt == "auto":
         fmt = "console" if out.isatty() else "json"
-    renderer: structlog.types.Processor = (
-        structlog.dev.ConsoleRenderer(colors=out.isatty())
+    # Console lines print values as they are: each is escaped first. JSON escapes C0 controls
+    # itself; the line is escaped after for what JSON leaves raw (the same JSON value).
+    rendering: list[structlog.types.Processor] = (
+        [_escape_values, structlog.dev.ConsoleRenderer(colors=out.isatty())]
         if fmt == "console"
-        else structlog.processors.JSONRenderer(sort_keys=False)
+        else [structlog.processors.JSONRenderer(sort_keys=False), _escape_line]
     )
-    # JSON escapes control characters itself; console lines print values as they are.
-    escaping: list[structlog.types.Processor] = [_escape_values] if fmt == "console" else []
     structlog.configure(
         processors=[
             structlog.processors.add_log_level,
             structlog.processors.TimeStamper(fmt="iso", utc=True),
-            *escaping,
-            renderer,
+            *rendering,
         ],
         wrapper_class=structlog.make_filtering_bound_logger(level),
         logger_factory=structlog.PrintLoggerFactory(out),

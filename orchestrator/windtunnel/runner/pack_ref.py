@@ -13,6 +13,7 @@ from pathlib import Path
 import msgspec
 
 from ..errors import InputError
+from ..input_files import read_input
 from .pack_config import load_pack
 from .results import atomic_write
 from .scenario import ScenarioPack
@@ -43,8 +44,8 @@ def copy_pack_ref(sources: list[Path], out: Path) -> None:
     """A merged run records the pack of its first shard that recorded one (best effort)."""
     for source in sources:
         try:
-            data = (source / PACK_REF_FILE).read_bytes()
-        except OSError:
+            data = read_input(source / PACK_REF_FILE, what="a pack record")
+        except InputError:
             continue
         try:
             atomic_write(out / PACK_REF_FILE, data)
@@ -56,14 +57,14 @@ def copy_pack_ref(sources: list[Path], out: Path) -> None:
 def load_pack_ref(run_dir: Path) -> ScenarioPack:
     """The pack a run recorded in `pack.json`; an `InputError` when it cannot be had."""
     path = run_dir / PACK_REF_FILE
-    try:
-        ref = msgspec.json.decode(path.read_bytes(), type=PackRef)
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         raise InputError(
             f"this run does not record its pack ({PACK_REF_FILE}); name it with --pack",
             file=os.fspath(run_dir),
-        ) from None
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError) as exc:
+        )
+    try:
+        ref = msgspec.json.decode(read_input(path, what="a pack record"), type=PackRef)
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as exc:
         raise InputError(f"unreadable: {exc}", file=os.fspath(path)) from None
     if ":" in ref.spec and not os.path.isfile(ref.spec) and ref.cwd not in sys.path:
         sys.path.insert(0, ref.cwd)  # a module:attribute pack imports from where it ran

@@ -248,6 +248,12 @@ def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) ->
             row = _decoder.decode(line)
         except msgspec.DecodeError as exc:
             raise InputError(str(exc), file=os.fspath(path), path=f"line {number}") from None
+        except RecursionError:
+            raise InputError(
+                "nested too deeply to be a results line",
+                file=os.fspath(path),
+                path=f"line {number}",
+            ) from None
         traces[row.unit_id] = load_full_trace(root, row) if with_calls else row
     return list(traces.values())
 

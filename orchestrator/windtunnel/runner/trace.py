@@ -13,6 +13,7 @@ from typing import Any, Literal, TypeAlias
 import msgspec
 
 from ..calls import MCPCall
+from ..canonical import nested_deeper_than
 from ..universe import Universe
 from .coverage import UpstreamCoverage
 
@@ -113,24 +114,6 @@ report and policy walks values recursively, and one value past Python's stack mu
 whole run down with it."""
 
 TOO_DEEP = f"(a value nested deeper than {MAX_VALUE_DEPTH} levels, not kept)"
-
-
-def nested_deeper_than(value: Any, limit: int) -> bool:
-    """True when arrays and objects in `value` nest more than `limit` levels (checked without
-    recursion, so any depth is safe to ask about)."""
-    stack: list[tuple[Any, int]] = [(value, 0)]
-    while stack:
-        current, depth = stack.pop()
-        if isinstance(current, dict):
-            children: Iterable[Any] = current.values()
-        elif isinstance(current, list | tuple):
-            children = current
-        else:
-            continue
-        if depth == limit:
-            return True
-        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
-    return False
 
 
 def drop_deep_values(calls: list[MCPCall]) -> str | None:

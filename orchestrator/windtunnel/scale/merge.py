@@ -17,6 +17,7 @@ from pathlib import Path
 import msgspec
 
 from ..errors import InputError
+from ..input_files import read_input
 from ..runner.results import RESULTS_FILE, RunWriter, atomic_write, encode_unit, read_results
 from ..runner.summary import Summary
 from ..runner.trace import Trace
@@ -116,8 +117,8 @@ def _concat_events(shards: list[tuple[Path, ShardManifest]], out: Path) -> None:
     chunks = []
     for path, _ in shards:
         events = path / EVENTS_FILE
-        if events.exists():
-            data = events.read_bytes()
+        if os.path.lexists(events):
+            data = read_input(events, what="an events file")
             chunks.append(data[: data.rfind(b"\n") + 1])
     if any(chunks):
         atomic_write(out / EVENTS_FILE, b"".join(chunks))
