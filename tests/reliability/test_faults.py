@@ -376,7 +376,8 @@ async def test_sigkill_keeps_every_reported_unit_and_resume_finishes_the_rest(
     rows = read_results(run_dir, with_calls=False)
     assert {r.unit_id for r in rows} == reported
     assert len(reported) == 5
-    # SIGKILL cannot clean up: the hung agents are orphans in their own sessions.
+    # The reaper kills the hung agents once `wt` is gone (test_inputs.py times that); any
+    # not yet reaped are killed here so the resumed run starts clean.
     for pid in processes_with(marker):
         os.kill(pid, signal.SIGKILL)
     (tmp_path / "hang").unlink()
