@@ -9,7 +9,7 @@ Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp`
 | `fleet_started` / `fleet_stopped` | info | `feed_url` / `events`, `dropped` (by any sink) |
 | `scenario_started` | info | `upstreams` |
 | `scenario_finished` | info | `calls`, `divergences`, `faults`, `error` |
-| `server_started` | info | `url` |
+| `server_started` | info | `url` (null for `wt serve --stdio`) |
 | `server_stopped` | info | `calls` |
 | `server_failed` | error | `error` |
 | `tool_call` | info | `tool`, `args`, `tier`, `recording`, `is_error`, `duration_ms` |
