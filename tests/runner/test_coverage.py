@@ -50,7 +50,7 @@ def pack(policies: list[Policy], repeats: int = 1) -> ScenarioPack:
 async def test_coverage_lands_in_results_summary_junit_and_report(tmp_path: Path) -> None:
     """Served, never used and unmatched counts reach every output of the run."""
     with trio.fail_after(60):
-        await run_pack(pack([]), PackRunOptions(run_dir=tmp_path))
+        await run_pack(pack([coverage()]), PackRunOptions(run_dir=tmp_path))
     (row,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert row["coverage"] == {
         "crm": {
@@ -85,6 +85,9 @@ async def test_coverage_lands_in_results_summary_junit_and_report(tmp_path: Path
         "lookup.coverage.crm.never_used": "1,3",
         "lookup.coverage.crm.unmatched": "1",
     }
+    assert [(v["passed"], v["reason"]) for v in row["verdicts"]] == [
+        (False, "2 of 4 recordings served (minimum 100%); never used: crm#1, crm#3")
+    ]
     report = (tmp_path / "report.html").read_text()
     assert (
         "<h3>Coverage</h3><table><tr><th>upstream</th><th>recordings served</th><th>calls</th>"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 import shutil
 import subprocess
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from windtunnel.mcp.recorded import RecordedMCPServer
-from windtunnel.runner.html_report import render_report
+from windtunnel.runner.html_report import _FILTER_SCRIPT, render_report
 from windtunnel.runner.results import RunWriter
 from windtunnel.runner.scoring import contains, evaluate, no_divergence
 from windtunnel.runner.summary import summarize
@@ -22,7 +24,18 @@ EVIL = "<script>alert('x')</script>"
 ALLOWED_TAGS = {
     "html", "head", "meta", "title", "style", "body", "main", "h1", "h2", "h3", "div", "b", "i",
     "p", "span", "a", "table", "tr", "th", "td", "details", "summary", "code", "pre",
+    "svg", "rect", "text", "input", "select", "option", "script",
 }  # fmt: skip
+
+
+def only_our_script(page: str) -> None:
+    """The one script is the report's filter, allowed by its sha256 in the CSP."""
+    assert page.lower().count("<script") == 1
+    assert f"<script>{_FILTER_SCRIPT}</script>" in page
+    digest = base64.b64encode(hashlib.sha256(_FILTER_SCRIPT.encode()).digest()).decode()
+    assert (
+        f"content=\"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-{digest}'\""
+    ) in page
 
 
 def run_with_divergence(tmp_path: Path) -> Path:
@@ -75,20 +88,21 @@ def test_everything_from_traces_is_escaped(tmp_path: Path) -> None:
     parser.feed(page)
     assert parser.tags <= ALLOWED_TAGS
     assert parser.srcs == []
-    assert "<script" not in page.lower()
+    only_our_script(page)
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert "&lt;img src=x onerror=alert(1)&gt;" in page
     assert "demo &lt;b&gt;pack&lt;/b&gt;" in page
 
 
 def test_page_is_self_contained(tmp_path: Path) -> None:
-    """No scripts, no remote resources; a CSP forbids loading anything; links stay local."""
+    """No remote resources; a CSP forbids loading anything and any other script; links stay
+    local."""
     page = run_with_divergence(tmp_path).read_text()
     parser = Tags()
     parser.feed(page)
     assert "http://" not in page
     assert "https://" not in page
-    assert "content=\"default-src 'none'; style-src 'unsafe-inline'\"" in page
+    only_our_script(page)
     assert all(h.startswith(("#u-", "traces/")) for h in parser.hrefs)
     assert len([h for h in parser.hrefs if h.startswith("traces/")]) == 2
 
@@ -141,7 +155,9 @@ def test_chromium_renders_the_divergence(tmp_path: Path) -> None:
     assert "no_recorded_result" in dom
     assert "Bluewing Logistics" in dom
     assert "call 2 crm.client_lookup" in dom
-    assert "<script" not in dom.lower()
+    # The CSP let the filter script run (it shows its toolbar), and nothing else.
+    assert '<div class="toolbar" id="filter">' in dom
+    assert "4 of 4 rows shown" in dom  # 2 scenarios and 2 units
 
 
 def test_trace_links_are_rebuilt_not_trusted(tmp_path: Path) -> None:

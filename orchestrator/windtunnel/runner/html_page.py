@@ -11,7 +11,7 @@ import base64
 import hashlib
 import html
 
-__all__ = ["CSS", "e", "page"]
+__all__ = ["CSS", "e", "page", "page_parts"]
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0;color:#1b1f24;
@@ -54,22 +54,26 @@ def e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def page(title: str, body: str, *, script: str | None = None) -> str:
-    """The whole document. `script` runs inline, allowed by its hash alone."""
+def page_parts(title: str, *, script: str | None = None) -> tuple[str, str]:
+    """The document before and after its body, for pages written piece by piece. `script`
+    runs inline, allowed by its hash alone."""
     script_src = ""
     script_tag = ""
     if script is not None:
         digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode()
         script_src = f"; script-src 'sha256-{digest}'"
         script_tag = f"<script>{script}</script>"
-    return (
+    head = (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         '<meta http-equiv="Content-Security-Policy" '
         f"content=\"default-src 'none'; style-src 'unsafe-inline'{script_src}\">"
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{e(title)}</title><style>{CSS}</style></head><body><main>"
-        + body
-        + "</main>"
-        + script_tag
-        + "</body></html>\n"
     )
+    return head, "</main>" + script_tag + "</body></html>\n"
+
+
+def page(title: str, body: str, *, script: str | None = None) -> str:
+    """The whole document."""
+    head, tail = page_parts(title, script=script)
+    return head + body + tail

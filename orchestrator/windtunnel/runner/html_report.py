@@ -1,29 +1,39 @@
-"""`report.html`: one self-contained page (inline CSS, no scripts, no network) for humans.
+"""`report.html`: one self-contained page (inline CSS, one small inline script) for humans.
 
-It shows the run's counts, a table of scenarios with pass@k / pass^k, and for each unit its
-verdicts, scores, agent error and answer, every divergence with a key-by-key diff against the
-nearest recording, and the call timeline per upstream. Everything taken from a trace is
-HTML-escaped; a Content-Security-Policy forbids the page from loading anything at all.
+It shows the run's counts, three inline SVG charts, a table of scenarios (failing ones first) with
+pass@k / pass^k and coverage, then the units: failures and errors first, each with its verdicts,
+scores, agent error and answer, coverage, every divergence with a key-by-key diff against the
+nearest recording, and the call timeline per upstream; then every passed unit as one row of a
+folded table, its details a link away in `traces/`. So a 10,000-unit run stays a few MB.
+
+The page is written unit by unit from the run directory (`ReportUnits`), never held whole. A
+filter (status) and search box come from an inline script allowed by its hash; without scripts
+the page reads the same, only unfiltered. Everything taken from a trace is HTML-escaped; the
+Content-Security-Policy forbids loading anything at all.
 """
 
 from __future__ import annotations
 
+import abc
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..calls import MCPCall
-from .html_page import e, page
+from .html_page import e, page_parts
 from .layout import trace_relpath
 from .policies import render_json
+from .report_charts import ChartStats
 from .summary import Summary
 from .trace import Trace, divergent_calls
 
-__all__ = ["render_report"]
+__all__ = ["FULL_DETAILS", "ReportUnits", "render_report", "write_report"]
 
 _VALUE_LIMIT = 300
 _OUTPUT_LIMIT = 20_000
 _ABSENT = object()
+FULL_DETAILS = 500
+"""Units shown in full; failures past this many are listed as rows (their traces a link away)."""
 
 
 _e = e
@@ -65,27 +75,26 @@ def _header(summary: Summary) -> str:
     )
 
 
-def _scenario_table(summary: Summary, traces: Sequence[Trace]) -> str:
-    units: dict[str, list[Trace]] = {}
-    for trace in traces:
-        units.setdefault(trace.scenario, []).append(trace)
+def _scenario_table(summary: Summary) -> str:
+    """Failing scenarios first, then by name."""
     rows = []
-    for name, s in summary.scenarios.items():
+    ordered = sorted(summary.scenarios.items(), key=lambda item: (item[1].all_passed, item[0]))
+    for name, s in ordered:
         n = str(s.runs)
-        runs = " ".join(
-            f'<a href="#{_anchor(t.unit_id)}">{_pill(t.status)}</a>' for t in units.get(name, [])
-        )
+        served = sum(c.served for c in s.coverage.values())
+        recordings = sum(c.recordings for c in s.coverage.values())
+        coverage = f"{served}/{recordings}" if s.coverage else "-"
+        status = "passed" if s.all_passed else "failed" if not s.any_passed else "mixed"
         rows.append(
-            f"<tr><td>{_e(name)}</td><td>{s.passed}/{s.runs}</td>"
-            f"<td>{_fmt(s.pass_at_k.get('1', 0.0))}</td>"
+            f'<tr data-s="{status}" data-k="{_e(name.lower())}"><td>{_e(name)}</td>'
+            f"<td>{s.passed}/{s.runs}</td><td>{_fmt(s.pass_at_k.get('1', 0.0))}</td>"
             f"<td>{_fmt(s.pass_at_k.get(n, 0.0))}</td><td>{_fmt(s.pass_hat_k.get(n, 0.0))}</td>"
-            f"<td>{s.divergences}</td><td>{runs}</td></tr>"
+            f"<td>{s.divergences}</td><td>{coverage}</td></tr>"
         )
     return (
-        "<h2>Scenarios</h2><table><tr><th>scenario</th><th>passed</th><th>pass@1</th>"
-        "<th>pass@n</th><th>pass^n</th><th>divergences</th><th>runs</th></tr>"
-        + "".join(rows)
-        + "</table>"
+        f"<h2>Scenarios ({len(rows)})</h2><table><tr><th>scenario</th><th>passed</th>"
+        "<th>pass@1</th><th>pass@n</th><th>pass^n</th><th>divergences</th>"
+        "<th>recordings served</th></tr>" + "".join(rows) + "</table>"
     )
 
 
@@ -229,7 +238,7 @@ def _unit(trace: Trace) -> str:
     # Links are rebuilt from the unit id, never taken from the (editable) results file.
     link = f' · <a href="{_e(trace_relpath(trace.unit_id))}">trace</a>' if trace.trace_file else ""
     body = [
-        f'<details class="unit" id="{_anchor(trace.unit_id)}"{is_open}><summary>'
+        f'<details class="unit" id="{_anchor(trace.unit_id)}"{is_open}{_keys(trace)}><summary>'
         f"{_pill(trace.status)} {_e(trace.unit_id)} "
         f'<span class="muted">{trace.duration_s:.2f}s · seed {trace.seed}</span>{link}'
         "</summary>",
@@ -254,12 +263,124 @@ def _unit(trace: Trace) -> str:
     return "".join(body)
 
 
-def render_report(traces: Sequence[Trace], summary: Summary) -> str:
-    """The whole report as one HTML document."""
-    body = (
-        _header(summary)
-        + _scenario_table(summary, traces)
-        + "<h2>Units</h2>"
-        + "".join(_unit(trace) for trace in traces)
+def _keys(trace: Trace) -> str:
+    """What the filter script matches: the status, and the id, scenario and tags to search."""
+    words = " ".join([trace.unit_id, trace.scenario, *trace.tags]).lower()
+    return f' data-s="{_e(trace.status)}" data-k="{_e(words)}"'
+
+
+def _row(trace: Trace) -> str:
+    """A unit as one table row: its details are in its trace file."""
+    link = f'<a href="{_e(trace_relpath(trace.unit_id))}">trace</a>' if trace.trace_file else ""
+    return (
+        f'<tr id="{_anchor(trace.unit_id)}"{_keys(trace)}><td>{_pill(trace.status)}</td>'
+        f"<td>{_e(trace.unit_id)}</td><td>{_e(', '.join(trace.tags))}</td>"
+        f"<td>{trace.duration_s:.2f}s</td><td>{trace.divergence_count}</td><td>{link}</td></tr>"
     )
-    return page(f"Wind Tunnel: {summary.pack}", body)
+
+
+_ROWS_HEAD = (
+    "<table><tr><th>status</th><th>unit</th><th>tags</th><th>duration</th><th>divergences</th>"
+    "<th>details</th></tr>"
+)
+
+_FILTER_SCRIPT = """(function(){
+var bar=document.getElementById('filter');bar.hidden=false;
+var q=document.getElementById('q'),st=document.getElementById('st'),n=document.getElementById('n');
+var units=document.querySelectorAll('main [data-k]');
+function apply(){var t=q.value.trim().toLowerCase(),s=st.value,shown=0;
+for(var i=0;i<units.length;i++){var u=units[i];
+var ok=(!s||u.getAttribute('data-s')===s)&&(!t||u.getAttribute('data-k').indexOf(t)>=0);
+u.hidden=!ok;if(ok)shown++;}
+n.textContent=shown+' of '+units.length+' rows shown';
+var p=document.getElementById('passed');if(p&&(t||s==='passed'))p.open=true;}
+q.addEventListener('input',apply);st.addEventListener('change',apply);apply();})();"""
+
+_FILTER_BAR = (
+    '<div class="toolbar" id="filter" hidden><input type="search" id="q" '
+    'placeholder="Search units and scenarios by id, name or tag" aria-label="search">'
+    '<select id="st" aria-label="status"><option value="">any status</option>'
+    '<option value="failed">failed</option><option value="error">error</option>'
+    '<option value="mixed">mixed (scenarios)</option><option value="passed">passed</option>'
+    '</select><span class="muted" id="n"></span></div>'
+)
+
+
+class ReportUnits(abc.ABC):
+    """Where the report reads its units from, one at a time."""
+
+    @abc.abstractmethod
+    def rows(self) -> Iterable[Trace]:
+        """Every unit once (call logs not needed)."""
+
+    @abc.abstractmethod
+    def ordered(self) -> Iterable[Trace]:
+        """Every unit once: failures and errors first, then passes, each group by unit id."""
+
+    @abc.abstractmethod
+    def full(self, row: Trace) -> Trace:
+        """The unit with its call log."""
+
+
+class _ListUnits(ReportUnits):
+    def __init__(self, traces: Sequence[Trace]) -> None:
+        self.traces = traces
+
+    def rows(self) -> Iterable[Trace]:
+        return self.traces
+
+    def ordered(self) -> Iterable[Trace]:
+        rank = {"error": 0, "failed": 1, "passed": 2}
+        return sorted(self.traces, key=lambda t: (rank.get(t.status, 0), t.unit_id))
+
+    def full(self, row: Trace) -> Trace:
+        return row
+
+
+def write_report(write: Callable[[str], object], units: ReportUnits, summary: Summary) -> None:
+    """Write the whole report through `write`, one unit at a time."""
+    head, tail = page_parts(f"Wind Tunnel: {summary.pack}", script=_FILTER_SCRIPT)
+    stats = ChartStats(summary.durations.max)
+    for row in units.rows():
+        stats.add(row)
+    write(head + _header(summary) + stats.render() + _FILTER_BAR + _scenario_table(summary))
+    failing = summary.total - summary.passed
+    write(f"<h2>Failures and errors ({failing})</h2>")
+    if not failing:
+        write('<p class="muted">None: every unit passed.</p>')
+    shown = 0
+    in_rows = False
+    passed_open = False
+    for row in units.ordered():
+        if row.status != "passed":
+            if shown < FULL_DETAILS:
+                write(_unit(units.full(row)))
+                shown += 1
+                continue
+            if not in_rows:
+                write(f"<p>{failing - shown} more, one row each:</p>{_ROWS_HEAD}")
+                in_rows = True
+            write(_row(row))
+            continue
+        if not passed_open:
+            if in_rows:
+                write("</table>")
+                in_rows = False
+            write(
+                f'<details class="unit" id="passed"><summary>Passed units ({summary.passed})'
+                f"</summary>{_ROWS_HEAD}"
+            )
+            passed_open = True
+        write(_row(row))
+    if in_rows:
+        write("</table>")
+    if passed_open:
+        write("</table></details>")
+    write(tail)
+
+
+def render_report(traces: Sequence[Trace], summary: Summary) -> str:
+    """The whole report as one HTML document (in memory: for a handful of traces)."""
+    parts: list[str] = []
+    write_report(parts.append, _ListUnits(traces), summary)
+    return "".join(parts)

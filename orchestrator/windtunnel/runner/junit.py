@@ -11,16 +11,19 @@ inside a `<testcase>`.
 from __future__ import annotations
 
 import datetime as dt
+import io
 import re
 import socket
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import BinaryIO
+from xml.sax.saxutils import escape as xml_escape
 
 from .policies import render_json
 from .summary import Summary
 from .trace import Trace
 
-__all__ = ["failure_lines", "render_junit"]
+__all__ = ["failure_lines", "render_junit", "write_junit"]
 
 # Characters XML 1.0 cannot carry at all, even escaped.
 _XML_INVALID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -61,9 +64,7 @@ def _seconds(value: float) -> str:
     return f"{max(value, 0.0):.3f}"
 
 
-def _properties(suite: ET.Element, summary: Summary) -> None:
-    properties = ET.SubElement(suite, "properties")
-
+def _properties(properties: ET.Element, summary: Summary) -> None:
     def prop(name: str, value: object) -> None:
         ET.SubElement(properties, "property", name=_x(name), value=_x(str(value)))
 
@@ -89,11 +90,9 @@ def _properties(suite: ET.Element, summary: Summary) -> None:
             prop(f"{prefix}.unmatched", cov.unmatched)
 
 
-def render_junit(traces: Sequence[Trace], summary: Summary) -> bytes:
-    """The run as JUnit XML (UTF-8, with declaration)."""
-    root = ET.Element("testsuites")
-    suite = ET.SubElement(
-        root,
+def _suite_open(summary: Summary) -> bytes:
+    """The `<testsuite ...>` start tag: an element rendered empty, its end tag cut off."""
+    suite = ET.Element(
         "testsuite",
         name=_x(summary.pack),
         package="windtunnel",
@@ -106,31 +105,63 @@ def render_junit(traces: Sequence[Trace], summary: Summary) -> bytes:
         skipped="0",
         time=_seconds(summary.wall_s or summary.durations.total),
     )
-    _properties(suite, summary)
-    out: list[str] = []
-    for trace in traces:
-        case = ET.SubElement(
-            suite,
-            "testcase",
-            name=_x(trace.unit_id),
-            classname=_x(f"{summary.pack}.{trace.scenario}"),
-            time=_seconds(trace.duration_s),
-        )
-        lines = failure_lines(trace)
+    suite.text = "\n"
+    head: bytes = ET.tostring(suite, encoding="utf-8")
+    return head[: head.rindex(b"</testsuite>")]
+
+
+def _element(element: ET.Element, level: int) -> bytes:
+    ET.indent(element, space="  ", level=level)
+    data: bytes = ET.tostring(element, encoding="utf-8")
+    return b"  " * level + data.rstrip() + b"\n"
+
+
+def _testcase(trace: Trace, pack: str) -> ET.Element:
+    case = ET.Element(
+        "testcase",
+        name=_x(trace.unit_id),
+        classname=_x(f"{pack}.{trace.scenario}"),
+        time=_seconds(trace.duration_s),
+    )
+    if trace.status == "passed":
+        return case
+    lines = failure_lines(trace)
+    if trace.status == "error":
+        element = ET.SubElement(case, "error", type="agent_error")
+    else:
+        kind = "policy" if any(not v.passed for v in trace.verdicts) else "scorer"
+        element = ET.SubElement(case, "failure", type=kind)
+    element.set("message", _x(lines[0] if lines else trace.status))
+    body = lines + ([f"trace: {trace.trace_file}"] if trace.trace_file else [])
+    element.text = _x("\n".join(body))
+    return case
+
+
+def write_junit(out: BinaryIO, rows: Callable[[], Iterable[Trace]], summary: Summary) -> None:
+    """The run as JUnit XML (UTF-8, with declaration), one unit at a time.
+
+    `rows()` yields every unit (call logs are not needed); it is read twice, for the test cases
+    and for the suite's `<system-out>`, so no list of units is ever held.
+    """
+    out.write(b"<?xml version='1.0' encoding='utf-8'?>\n<testsuites>\n  ")
+    out.write(_suite_open(summary))
+    properties = ET.Element("properties")
+    _properties(properties, summary)
+    out.write(_element(properties, 2))
+    for trace in rows():
+        out.write(_element(_testcase(trace, summary.pack), 2))
+    out.write(b"    <system-out>")
+    first = True
+    for trace in rows():
         if trace.trace_file:
-            out.append(f"{trace.unit_id}: {trace.status} {trace.trace_file}")
-        if trace.status == "passed":
-            continue
-        if trace.status == "error":
-            element = ET.SubElement(case, "error", type="agent_error")
-        else:
-            kind = "policy" if any(not v.passed for v in trace.verdicts) else "scorer"
-            element = ET.SubElement(case, "failure", type=kind)
-        element.set("message", _x(lines[0] if lines else trace.status))
-        body = lines + ([f"trace: {trace.trace_file}"] if trace.trace_file else [])
-        element.text = _x("\n".join(body))
-    ET.SubElement(suite, "system-out").text = _x("\n".join(out))
-    ET.SubElement(suite, "system-err").text = ""
-    ET.indent(root)
-    data: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)
-    return data + b"\n"
+            line = f"{trace.unit_id}: {trace.status} {trace.trace_file}"
+            out.write((("" if first else "\n") + xml_escape(_x(line))).encode("utf-8"))
+            first = False
+    out.write(b"</system-out>\n    <system-err />\n  </testsuite>\n</testsuites>\n")
+
+
+def render_junit(traces: Sequence[Trace], summary: Summary) -> bytes:
+    """The run as JUnit XML (UTF-8, with declaration)."""
+    buffer = io.BytesIO()
+    write_junit(buffer, lambda: traces, summary)
+    return buffer.getvalue()

@@ -13,30 +13,34 @@ a crash can at worst leave an unterminated last line, which readers skip and wri
 
 from __future__ import annotations
 
+import contextlib
 import errno
-import functools
 import hashlib
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import msgspec
 
 from ..canonical import scrub_surrogates
 from ..errors import InputError
 from ..input_files import read_input
-from .html_report import render_report
-from .junit import render_junit
+from .html_report import ReportUnits, write_report
+from .junit import write_junit
 from .layout import RESULTS_FILE, TRACES_DIR, trace_filename, trace_relpath
-from .summary import Summary, summarize
+from .summary import Summary, SummaryBuilder
 from .trace import Trace
 
 __all__ = [
     "RESULTS_FILE",
     "TRACES_DIR",
+    "RunUnits",
     "RunWriter",
+    "atomic_stream",
     "atomic_write",
     "encode_unit",
+    "iter_rows",
     "load_full_trace",
     "read_results",
     "trace_filename",
@@ -65,6 +69,22 @@ def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
         raise
     if sync_dir:
         _fsync_dir(path.parent)
+
+
+@contextlib.contextmanager
+def atomic_stream(path: Path) -> Iterator[BinaryIO]:
+    """`atomic_write` for data written piece by piece: a temporary file, fsync, rename."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -105,23 +125,35 @@ class RunWriter:
             raise InputError(
                 f"cannot create the run directory: {exc.strerror}", file=os.fspath(run_dir)
             ) from None
-        self._traces: dict[str, Trace] = {}
+        # Only the ids stay in memory; the summary is built as units are written, and the
+        # reports stream the units back from disk: memory does not grow with the run's units.
+        self._ids: dict[str, None] = {}
+        self._summary = SummaryBuilder(pack)
+        self._rewritten = False
         if self.results_path.exists():
             complete = _complete_length(self.results_path)
             if complete != self.results_path.stat().st_size:
                 with open(self.results_path, "r+b") as f:
                     f.truncate(complete)
                     os.fsync(f.fileno())
-            for trace in read_results(self.run_dir):
-                self._traces[trace.unit_id] = trace
+            for _, row in iter_rows(self.run_dir):
+                self._count(row)
+
+    def _count(self, trace: Trace) -> None:
+        if trace.unit_id in self._ids:
+            self._rewritten = True  # a rerun: its last result counts, read back at `finish`
+            return
+        self._ids[trace.unit_id] = None
+        self._summary.add(trace)
 
     @property
     def traces(self) -> list[Trace]:
-        """Every finished unit, in the order first written (a rerun replaces its unit)."""
-        return list(self._traces.values())
+        """Every finished unit, in the order first written (a rerun replaces its unit), read
+        back from the run directory with its call log."""
+        return read_results(self.run_dir)
 
     def finished_ids(self) -> set[str]:
-        return set(self._traces)
+        return set(self._ids)
 
     def trace_path(self, unit_id: str) -> Path:
         path = self.traces_dir / trace_filename(unit_id)
@@ -167,21 +199,37 @@ class RunWriter:
 
         _write_or_fail(self.results_path, append)
         for trace in traces:
-            self._traces[trace.unit_id] = trace
+            self._count(trace)
         return paths
 
     def finish(self) -> Summary:
-        """Write `summary.json`, `junit.xml` and `report.html` over every finished unit."""
-        traces = self.traces
-        summary = summarize(traces, pack=self.pack)
+        """Write `summary.json`, `junit.xml` and `report.html` over every finished unit.
+
+        Units are streamed from `results.jsonl` (and `traces/` for the report's failures), so a
+        run of any size is reported in memory that does not grow with it.
+        """
+        units = RunUnits(self.run_dir, rewritten=self._rewritten)
+        if self._rewritten:
+            builder = SummaryBuilder(self.pack)
+            for row in units.rows():
+                builder.add(row)
+            summary = builder.build()
+        else:
+            summary = self._summary.build()
         summary_json = msgspec.json.format(_encoder.encode(summary), indent=2) + b"\n"
-        for name, data in (
-            ("summary.json", summary_json),
-            ("junit.xml", render_junit(traces, summary)),
-            ("report.html", render_report(traces, summary).encode()),
-        ):
-            target = self.run_dir / name
-            _write_or_fail(target, functools.partial(atomic_write, target, data))
+        target = self.run_dir / "summary.json"
+        _write_or_fail(target, lambda: atomic_write(target, summary_json))
+
+        def junit() -> None:
+            with atomic_stream(self.run_dir / "junit.xml") as f:
+                write_junit(f, units.rows, summary)
+
+        def report() -> None:
+            with atomic_stream(self.run_dir / "report.html") as f:
+                write_report(lambda text: f.write(text.encode("utf-8")), units, summary)
+
+        _write_or_fail(self.run_dir / "junit.xml", junit)
+        _write_or_fail(self.run_dir / "report.html", report)
         return summary
 
 
@@ -256,6 +304,90 @@ def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) ->
             ) from None
         traces[row.unit_id] = load_full_trace(root, row) if with_calls else row
     return list(traces.values())
+
+
+def iter_rows(run_dir: str | os.PathLike[str]) -> Iterator[tuple[int, Trace]]:
+    """(byte offset, row) of every complete line of `results.jsonl`, in file order, one at a
+    time; a rerun's unit appears once per line. A bad line is an `InputError`."""
+    path = Path(run_dir) / RESULTS_FILE
+    try:
+        f = open(path, "rb")  # noqa: SIM115  # closed below, also when the caller stops early
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=os.fspath(path)) from None
+    with f:
+        offset = 0
+        for number, line in enumerate(f, 1):
+            start, offset = offset, offset + len(line)
+            if not line.endswith(b"\n"):
+                return  # an interrupted write
+            if not line.strip():
+                continue
+            try:
+                row = _decoder.decode(line)
+            except msgspec.DecodeError as exc:
+                raise InputError(str(exc), file=os.fspath(path), path=f"line {number}") from None
+            except RecursionError:
+                raise InputError(
+                    "nested too deeply to be a results line",
+                    file=os.fspath(path),
+                    path=f"line {number}",
+                ) from None
+            yield start, row
+
+
+class RunUnits(ReportUnits):
+    """A run directory's units for the reports, streamed from disk.
+
+    Normally each unit has one line; after a rerun (`rewritten`) the offset of each unit's last
+    line is kept, in first-written order, as `read_results` reads them.
+    """
+
+    def __init__(self, run_dir: Path, *, rewritten: bool = False) -> None:
+        self.run_dir = run_dir
+        self._offsets: dict[str, int] | None = None
+        if rewritten:
+            self._offsets = {}
+            for offset, row in iter_rows(run_dir):
+                self._offsets[row.unit_id] = offset
+
+    def _at(self, offset: int) -> Trace:
+        with open(self.run_dir / RESULTS_FILE, "rb") as f:
+            f.seek(offset)
+            return _decoder.decode(f.readline())
+
+    def rows(self) -> Iterator[Trace]:
+        if self._offsets is None:
+            for _, row in iter_rows(self.run_dir):
+                yield row
+        else:
+            for offset in self._offsets.values():
+                yield self._at(offset)
+
+    def ordered(self) -> Iterator[Trace]:
+        """Failures and errors first, then passes; each group by unit id."""
+        if self._offsets is None:
+            index = [(_RANK[row.status], row.unit_id, o) for o, row in iter_rows(self.run_dir)]
+        else:
+            index = [
+                (_RANK[row.status], row.unit_id, o)
+                for o in self._offsets.values()
+                for row in [self._at(o)]
+            ]
+        if not index:
+            return
+        index.sort()
+        with open(self.run_dir / RESULTS_FILE, "rb") as f:
+            for *_, offset in index:
+                f.seek(offset)
+                yield _decoder.decode(f.readline())
+
+    def full(self, row: Trace) -> Trace:
+        return load_full_trace(self.run_dir, row)
+
+
+_RANK = {"error": 0, "failed": 1, "passed": 2}
 
 
 def write_traces(run_dir: str | os.PathLike[str], traces: Iterable[Trace], pack: str) -> Summary:
