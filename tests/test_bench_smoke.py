@@ -226,3 +226,20 @@ def test_peer_verdicts_rank_only_peers_on_the_same_transport() -> None:
     ranked = _verdicts(rows)[2]
     assert ranked["verdict"] == "MISS"
     assert ranked["value"].startswith("ours x0.99 the closest peer, mcp-recorder")
+
+
+def test_quick_memory_reports_peak_rss_per_size(tmp_path: Path) -> None:
+    """`memory` runs each size in its own process and reports its units, peak RSS and slope."""
+    out = tmp_path / "memory.json"
+    done = _bench("--quick", "memory", "--sizes", "100,200", "--call-sizes", "100", "--json", out)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert data["benchmark"] == "memory"
+    assert sorted(data["alone"]) == ["100", "200"]
+    assert sorted(data["calls"]) == ["100"]
+    for series in (data["alone"], data["calls"]):
+        for size, sample in series.items():
+            assert sample["units"] == sample["passed"] == int(size)
+            assert sample["peak_rss_kb"] >= sample["rss_before_kb"] > 0
+    assert isinstance(data["slope_bytes_per_unit"]["alone"], float)
+    assert data["slope_bytes_per_unit"]["calls"] is None

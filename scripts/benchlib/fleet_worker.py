@@ -23,12 +23,7 @@ if TYPE_CHECKING:
 _HERE = Path(__file__).resolve().parent
 sys.path[:0] = [str(_HERE.parent), str(_HERE.parents[1] / "orchestrator")]
 
-
-def _rss_kb(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field + ":"):
-            return int(line.split()[1])
-    return 0
+from benchlib.measure import rss_kb  # noqa: E402  # importable once the path above is set
 
 
 class RawConnection:
@@ -94,7 +89,7 @@ async def main(n: int, seconds: float, universe: str, clients: int) -> dict[str,
     from windtunnel.actors.fleet import open_fleet
     from windtunnel.mcp.recorded import RecordedMCPServer
 
-    out: dict[str, float] = {"servers": n, "rss_before_kb": _rss_kb("VmRSS")}
+    out: dict[str, float] = {"servers": n, "rss_before_kb": rss_kb("VmRSS")}
     async with open_fleet() as fleet, AsyncExitStack() as stack:
         wall, cpu = time.perf_counter(), time.process_time()
         urls = []
@@ -105,7 +100,7 @@ async def main(n: int, seconds: float, universe: str, clients: int) -> dict[str,
             urls.append(run.urls["weather"])
         out["start_s"] = time.perf_counter() - wall
         out["start_cpu_s"] = time.process_time() - cpu
-        out["rss_up_kb"] = _rss_kb("VmRSS")
+        out["rss_up_kb"] = rss_kb("VmRSS")
 
         calls = 0
         failures = 0
@@ -142,13 +137,13 @@ async def main(n: int, seconds: float, universe: str, clients: int) -> dict[str,
         # Servers answer before the router has logged the call: count once it caught up.
         await fleet.router.flush()
         logged = sum(len(run.call_log()) for run in fleet.running.values())
-        out["rss_peak_kb"] = _rss_kb("VmHWM")
+        out["rss_peak_kb"] = rss_kb("VmHWM")
         wall, cpu = time.perf_counter(), time.process_time()
         await stack.aclose()
         out["stop_s"] = time.perf_counter() - wall
         out["stop_cpu_s"] = time.process_time() - cpu
         out["logged_calls"] = logged
-    out["rss_peak_kb"] = max(out["rss_peak_kb"], _rss_kb("VmHWM"))
+    out["rss_peak_kb"] = max(out["rss_peak_kb"], rss_kb("VmHWM"))
     return out
 
 

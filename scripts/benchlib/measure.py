@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any, TypeVar
 
-__all__ = ["Samples", "Spread", "percentile", "time_interleaved", "turns"]
+__all__ = ["Samples", "Spread", "percentile", "rss_kb", "time_interleaved", "turns"]
 
 T = TypeVar("T")
 
@@ -96,3 +96,13 @@ def time_interleaved(samples: Samples, runs: dict[str, Callable[[], object]], re
         for name in turns(list(runs), repeat):
             with samples.timing(name):
                 runs[name]()
+
+
+def rss_kb(field: str) -> int:
+    """A memory figure of this process from /proc/self/status, in kB (`VmRSS`, `VmHWM`, ...)."""
+    from pathlib import Path
+
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    return 0

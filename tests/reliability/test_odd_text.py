@@ -14,7 +14,7 @@ from tests.reliability.test_endpoint_fuzz import META_2026, headers_for
 from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel.actors import JsonLinesSink, MemorySink, open_fleet
 from windtunnel.agents import AgentContext
-from windtunnel.api import Scenario, ScenarioPack
+from windtunnel.api import Scenario, ScenarioPack, contains
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.runner import read_results
 from windtunnel.runner.pack_run import PackRunOptions, run_pack
@@ -26,8 +26,12 @@ def surrogate_agent(ctx: AgentContext) -> str:
 
 async def test_agent_output_with_lone_surrogates_is_written_not_fatal(tmp_path: Path) -> None:
     """Agent output with lone surrogates is written as U+FFFD and the rest of the pack runs."""
+    # A scorer that fails: the report shows failures in full, answer included.
     scenarios = [
-        Scenario(name=f"s{i}", task="t", upstreams={"crm": COMPAT_UNIVERSE}) for i in range(3)
+        Scenario(
+            name=f"s{i}", task="t", upstreams={"crm": COMPAT_UNIVERSE}, scorers=[contains("x!")]
+        )
+        for i in range(3)
     ]
     pack = ScenarioPack("odd", scenarios, concurrency=1)
     with trio.fail_after(30):

@@ -131,6 +131,9 @@ class Fleet:
                     error=error,
                 )
             del self.running[unit_id]
+            # The run keeps its own log; the router's reference would keep every unit's calls
+            # for the fleet's lifetime (a pack's memory would grow with its units).
+            router.scenarios.pop(unit_id, None)
 
     async def _supervise(
         self,
