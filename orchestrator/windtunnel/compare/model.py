@@ -16,6 +16,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
+from ..calls import MCPCall
 from ..canonical import canonical_json
 from ..runner.policies import render_json
 from ..runner.trace import Trace
@@ -31,6 +32,7 @@ __all__ = [
     "RunDiff",
     "ScenarioDiff",
     "Side",
+    "call_line",
     "diff_runs",
     "regressions",
 ]
@@ -245,7 +247,7 @@ def _change(base: Side | None, new: Side | None) -> Change:
     return "unchanged"
 
 
-def call_line(number: int, call: Any) -> str:
+def call_line(call: MCPCall) -> str:
     """One call of a sequence diff: `crm.client_lookup {"query":"x"}`, and how it went."""
     upstream = f"{call.upstream}." if call.upstream else ""
     line = f"{upstream}{call.tool_name} {render_json(call.args, _ARGS_LIMIT)}"
@@ -269,8 +271,8 @@ def _pick_units(base_rows: Sequence[Trace], new_rows: Sequence[Trace]) -> tuple[
 def _calls_diff(base_run: RunData, new_run: RunData, base: Trace, new: Trace) -> list[str]:
     base_calls = base_run.full_trace(base).mcp_calls
     new_calls = new_run.full_trace(new).mcp_calls
-    before = [call_line(n, c) for n, c in enumerate(base_calls, 1)]
-    after = [call_line(n, c) for n, c in enumerate(new_calls, 1)]
+    before = [call_line(call) for call in base_calls]
+    after = [call_line(call) for call in new_calls]
     return list(
         difflib.unified_diff(
             before, after, f"base {base.unit_id}", f"new {new.unit_id}", n=3, lineterm=""

@@ -15,7 +15,7 @@ import io
 import re
 import socket
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import BinaryIO
 from xml.sax.saxutils import escape as xml_escape
 
@@ -64,30 +64,28 @@ def _seconds(value: float) -> str:
     return f"{max(value, 0.0):.3f}"
 
 
-def _properties(properties: ET.Element, summary: Summary) -> None:
-    def prop(name: str, value: object) -> None:
-        ET.SubElement(properties, "property", name=_x(name), value=_x(str(value)))
-
-    prop("divergences", summary.divergences)
-    prop("policy_failures", summary.policy_failures)
-    prop("scorer_failures", summary.scorer_failures)
+def _properties(summary: Summary) -> Iterator[tuple[str, object]]:
+    """Every suite property, one at a time (a pack with many repeats has many pass@k)."""
+    yield "divergences", summary.divergences
+    yield "policy_failures", summary.policy_failures
+    yield "scorer_failures", summary.scorer_failures
     for upstream, total in summary.coverage.items():
         for field in ("recordings", "served", "never_used", "unmatched"):
-            prop(f"coverage.{upstream}.{field}", getattr(total, field))
+            yield f"coverage.{upstream}.{field}", getattr(total, field)
     for name, scenario in summary.scenarios.items():
-        prop(f"{name}.runs", scenario.runs)
-        prop(f"{name}.passed", scenario.passed)
-        prop(f"{name}.divergences", scenario.divergences)
+        yield f"{name}.runs", scenario.runs
+        yield f"{name}.passed", scenario.passed
+        yield f"{name}.divergences", scenario.divergences
         for k, value in scenario.pass_at_k.items():
-            prop(f"{name}.pass_at_k.{k}", f"{value:.6g}")
+            yield f"{name}.pass_at_k.{k}", f"{value:.6g}"
         for k, value in scenario.pass_hat_k.items():
-            prop(f"{name}.pass_hat_k.{k}", f"{value:.6g}")
+            yield f"{name}.pass_hat_k.{k}", f"{value:.6g}"
         for upstream, cov in scenario.coverage.items():
             prefix = f"{name}.coverage.{upstream}"
-            prop(f"{prefix}.recordings", cov.recordings)
-            prop(f"{prefix}.served", cov.served)
-            prop(f"{prefix}.never_used", ",".join(map(str, cov.never_used)))
-            prop(f"{prefix}.unmatched", cov.unmatched)
+            yield f"{prefix}.recordings", cov.recordings
+            yield f"{prefix}.served", cov.served
+            yield f"{prefix}.never_used", ",".join(map(str, cov.never_used))
+            yield f"{prefix}.unmatched", cov.unmatched
 
 
 def _suite_open(summary: Summary) -> bytes:
@@ -145,9 +143,10 @@ def write_junit(out: BinaryIO, rows: Callable[[], Iterable[Trace]], summary: Sum
     """
     out.write(b"<?xml version='1.0' encoding='utf-8'?>\n<testsuites>\n  ")
     out.write(_suite_open(summary))
-    properties = ET.Element("properties")
-    _properties(properties, summary)
-    out.write(_element(properties, 2))
+    out.write(b"    <properties>\n")
+    for name, value in _properties(summary):
+        out.write(_element(ET.Element("property", name=_x(name), value=_x(str(value))), 3))
+    out.write(b"    </properties>\n")
     for trace in rows():
         out.write(_element(_testcase(trace, summary.pack), 2))
     out.write(b"    <system-out>")

@@ -19,6 +19,9 @@ from .results import RunWriter, load_full_trace, read_results
 from .scenario import ScenarioPack
 from .scoring import evaluate
 from .summary import Summary
+from .trace import Trace
+
+WRITE_BATCH = 64
 
 __all__ = ["RescoreReport", "rescore_run"]
 
@@ -57,6 +60,7 @@ def rescore_run(run_dir: Path, pack: ScenarioPack, out: Path) -> RescoreReport:
     writer = RunWriter(out, pack=pack.name)
     changed: list[str] = []
     kept: list[str] = []
+    batch: list[Trace] = []
     for row in rows:
         trace = load_full_trace(run_dir, row)
         if trace is row and row.trace_file:
@@ -68,5 +72,10 @@ def rescore_run(run_dir: Path, pack: ScenarioPack, out: Path) -> RescoreReport:
             evaluate(trace, scenario.policies, scenario.scorers)
             if trace.status != before:
                 changed.append(trace.unit_id)
-        writer.write(trace)
+        batch.append(trace)
+        if len(batch) == WRITE_BATCH:  # shared fsyncs, as `wt run` writes units
+            writer.write_many(batch)
+            batch = []
+    if batch:
+        writer.write_many(batch)
     return RescoreReport(summary=writer.finish(), units=len(rows), changed=changed, kept=kept)
