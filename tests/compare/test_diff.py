@@ -288,3 +288,21 @@ def test_not_a_run_directory_is_exit_2(tmp_path: Path, capsys: pytest.CaptureFix
         2,
         f"wt: error: {tmp_path / 'blank'}: no finished unit in results.jsonl\n",
     )
+
+
+def test_hostile_names_are_escaped_in_every_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Markup, pipes and backticks in a scenario name stay text in markdown and HTML."""
+    name = "<img src=x onerror=alert(1)>|`tick`"
+    base = write_run(tmp_path / "base", {name: (1, 1)})
+    new = write_run(tmp_path / "new", {name: (0, 1)})
+    _, markdown, _ = wt_diff(capsys, str(base), str(new), "--format", "markdown")
+    row = next(line for line in markdown.splitlines() if line.startswith("| ``"))
+    assert row.startswith("| `` <img src=x onerror=alert(1)>\\|`tick` `` | regressed (flip) |")
+    assert "<details><summary>&lt;img src=x onerror=alert(1)&gt;|`tick`: regressed" in markdown
+    _, page, _ = wt_diff(capsys, str(base), str(new), "--format", "html")
+    tags = Tags()
+    tags.feed(page)
+    assert "img" not in tags.tags and tags.links == []
+    assert "&lt;img src=x onerror=alert(1)&gt;|`tick`" in page
