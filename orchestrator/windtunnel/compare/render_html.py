@@ -58,10 +58,11 @@ def _calls(d: ScenarioDiff) -> str:
         return ""
     lines = []
     for line in d.calls_diff:
-        css = "add" if line.startswith("+") else "del" if line.startswith("-") else ""
-        lines.append(f'<span class="{css}">{e(line)}</span>' if css else e(line))
+        css = "add" if line.startswith("+") else "del" if line.startswith("-") else "ctx"
+        lines.append(f'<span class="{css}">{e(line)}</span>')
     units = " vs ".join(d.compared_units)
-    return f"<h3>Calls ({e(units)})</h3><pre>" + "\n".join(lines) + "</pre>"
+    # Each line is a block of its own: a newline between them would add an empty line.
+    return f"<h3>Calls ({e(units)})</h3><pre>" + "".join(lines) + "</pre>"
 
 
 def _scenario(d: ScenarioDiff) -> str:

@@ -42,6 +42,7 @@ tr.diverged td{background:#fff4e5}
 .diff .call{background:#ffebe9}.diff .rec{background:#dafbe1}
 .muted{color:#57606a}
 pre .add{background:#dafbe1;display:block}pre .del{background:#ffebe9;display:block}
+pre .ctx{display:block}
 .charts{display:flex;gap:16px;flex-wrap:wrap}.chart{background:#fff;border:1px solid #d8dde3;
 border-radius:6px;padding:8px 12px}.chart h3{margin:0 0 6px}
 .toolbar{display:flex;gap:10px;align-items:center;margin:8px 0}
