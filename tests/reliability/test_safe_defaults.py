@@ -360,7 +360,7 @@ async def test_agent_env_secrets_are_never_written_by_wind_tunnel(tmp_path: Path
     assert rows["fine#0"].output == f"answer {len(secret)}"
     assert rows["boom#0"].error == "agent exited with code 4: (no stderr)"
     written = {p: p.read_bytes() for p in files_under(run_dir)}
-    assert len(written) == 7
+    assert len(written) == 8  # 2 traces, results, events, summary, JUnit, report, pack.json
     assert [p for p, data in written.items() if secret.encode() in data] == []
     assert secret.encode() not in done.stdout + done.stderr
 
