@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from . import capacity, core, fleet, memory, pack, peers, serve
+from . import capacity, core, fleet, memory, pack, peers, record, serve
 from .report import update_section, write_json
 
 __all__ = ["main"]
 
 # One module per benchmark; each has NAME, HELP, add_arguments(parser) and run(options).
-BENCHMARKS: tuple[ModuleType, ...] = (core, serve, fleet, pack, peers, capacity)
+BENCHMARKS: tuple[ModuleType, ...] = (core, serve, fleet, pack, peers, capacity, record)
 # Run on their own only (`all` stays under 15 minutes): `memory` takes ~20.
 SEPARATE: tuple[ModuleType, ...] = (memory,)
 

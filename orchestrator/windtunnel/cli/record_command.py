@@ -35,7 +35,9 @@ from .universe_commands import KIND_TEXT
 __all__ = ["parse_record_upstreams", "register_record"]
 
 CHECKPOINT_INTERVAL_S = 0.2
-"""At most this often the files are rewritten while recording (each write is a full file)."""
+"""At most this often the files are rewritten while recording (each write is a full file); a
+long session waits twice as long as its last checkpoint took, so writing stays a third of the
+time at most however large the recording grows."""
 
 _NAMED = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]*)=(.*)$", re.DOTALL)
 
@@ -256,9 +258,11 @@ class _Recorder:
                     waiting.start_soon(_wait_then_cancel, proxy.changed, waiting.cancel_scope)
             for proxy in self.proxies.values():
                 proxy.changed = trio.Event()
+            started = trio.current_time()
             recordings = self._snapshot()
             await trio.to_thread.run_sync(self._save, recordings, False)
-            await trio.sleep(CHECKPOINT_INTERVAL_S)
+            took = trio.current_time() - started
+            await trio.sleep(max(CHECKPOINT_INTERVAL_S, 2 * took))
 
     def _snapshot(self) -> dict[str, Recording]:
         """Built on the Trio thread: the taps change there."""

@@ -1,0 +1,131 @@
+"""`scripts/bench record`: `tools/call` throughput through `wt record` vs straight to the upstream.
+
+The upstream is our `RecordedMCPServer` in its own process (the fastest MCP server at hand, so
+the proxy's own cost shows rather than hiding behind a slow server). `wt record URL` runs in a
+second process in front of it, recording every call (the universe is rewritten as calls arrive,
+as it is for users). One keep-alive `http.client` posts the same `tools/call` N times per round,
+direct and through the proxy taking turns; we report calls/s of each, the ratio, and the proxy
+process's CPU per call (from /proc, so other work on the machine does not inflate it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .httpload import Poster
+from .measure import Spread, turns
+from .report import BenchResult, finish_data, header, start_data
+from .targets import ServerProcess, write_weather_universe
+
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
+NAME = "record"
+HELP = "tools/call throughput through the `wt record` proxy vs straight to the upstream"
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--calls", type=int, default=2000, help="calls per round (default 2000)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds per path (default 5)")
+
+
+class _Proxy:
+    """`wt record -o FILE URL` in its own process; its URL read from stdout."""
+
+    def __init__(self, upstream: str, out: Path) -> None:
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "orchestrator")}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "windtunnel", "record", "-o", str(out), upstream],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+            env=env,
+        )
+        assert self.proc.stdout is not None
+        self.url = self.proc.stdout.readline().strip()
+        if not self.url.startswith("http"):
+            self.stop()
+            raise RuntimeError(f"wt record did not start: {self.url!r}")
+
+    def cpu_seconds(self) -> float:
+        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        self.proc.wait(timeout=30)
+
+
+def run(options: argparse.Namespace) -> BenchResult:
+    calls, rounds = (100, 2) if options.quick else (options.calls, options.rounds)
+    data = start_data(NAME, options)
+    with tempfile.TemporaryDirectory() as tmp:
+        universe = write_weather_universe(Path(tmp) / "weather.universe.json")
+        upstream = ServerProcess("recorded", str(universe))
+        proxy = _Proxy(upstream.url, Path(tmp) / "recorded.universe.json")
+        try:
+            posters = {"direct": Poster(upstream.url), "proxy": Poster(proxy.url)}
+            for poster in posters.values():
+                poster.run(20)  # warm-up: connections, first checkpoints
+            rates: dict[str, list[float]] = {name: [] for name in posters}
+            proxy_cpu: list[float] = []
+            for name in turns(list(posters), rounds):
+                before = proxy.cpu_seconds()
+                rates[name].append(calls / posters[name].run(calls))
+                if name == "proxy":
+                    proxy_cpu.append((proxy.cpu_seconds() - before) / calls * 1e6)
+            time.sleep(0.5)  # the last checkpoint lands before the file is read
+            recorded = (Path(tmp) / "recorded.universe.json").stat().st_size
+            for poster in posters.values():
+                poster.close()
+        finally:
+            proxy.stop()
+            upstream.stop()
+    direct, through = Spread.of(rates["direct"]), Spread.of(rates["proxy"])
+    ratio = statistics.median(rates["proxy"]) / statistics.median(rates["direct"])
+    data.update(
+        calls=calls,
+        rounds=rounds,
+        direct_calls_per_s=direct.to_json(),
+        proxy_calls_per_s=through.to_json(),
+        ratio=ratio,
+        proxy_cpu_us_per_call=Spread.of(proxy_cpu).to_json(),
+        recorded_bytes=recorded,
+    )
+    finish_data(data)
+    return BenchResult(data, _markdown(data, direct, through, ratio, Spread.of(proxy_cpu)))
+
+
+def _markdown(
+    data: dict[str, Any], direct: Spread, through: Spread, ratio: float, cpu: Spread
+) -> str:
+    lines = [
+        "## Recording proxy (`scripts/bench record`)",
+        "",
+        *header("Recording proxy", data),
+        "",
+        f"{data['calls']} sequential `tools/call` posts per round over one keep-alive "
+        f"connection, {data['rounds']} rounds per path, taking turns. Upstream: "
+        "`RecordedMCPServer` in its own process; proxy: `wt record URL` in another, recording "
+        "every call.",
+        "",
+        "| path | calls/s (median) | spread (min-max) |",
+        "|---|---:|---:|",
+        f"| direct to the upstream | {direct.median:,.0f} | {direct.min:,.0f}-{direct.max:,.0f} |",
+        f"| through `wt record` | {through.median:,.0f} | {through.min:,.0f}-{through.max:,.0f} |",
+        "",
+        f"Throughput through the proxy: **{ratio:.2f}x** of direct. Proxy CPU per call: "
+        f"{cpu.median:,.0f} µs (median of rounds). A call through the proxy is two HTTP hops "
+        "(agent to proxy, proxy to upstream over httpx2), the tap, and the universe rewritten "
+        "at most every 0.2 s.",
+    ]
+    return "\n".join(lines)
