@@ -35,9 +35,10 @@ from .universe_commands import KIND_TEXT
 __all__ = ["parse_record_upstreams", "register_record"]
 
 CHECKPOINT_INTERVAL_S = 0.2
-"""At most this often the files are rewritten while recording (each write is a full file); a
-long session waits twice as long as its last checkpoint took, so writing stays a third of the
-time at most however large the recording grows."""
+"""At most this often the files are rewritten while recording (each write is a full file)."""
+CHECKPOINT_BACKOFF = 10
+"""A long session waits this many times as long as its last checkpoint took, so rewriting
+stays under a tenth of the time however large the recording grows."""
 
 _NAMED = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]*)=(.*)$", re.DOTALL)
 
@@ -262,11 +263,12 @@ class _Recorder:
             recordings = self._snapshot()
             await trio.to_thread.run_sync(self._save, recordings, False)
             took = trio.current_time() - started
-            await trio.sleep(max(CHECKPOINT_INTERVAL_S, 2 * took))
+            await trio.sleep(max(CHECKPOINT_INTERVAL_S, CHECKPOINT_BACKOFF * took))
 
     def _snapshot(self) -> dict[str, Recording]:
         """Built on the Trio thread: the taps change there."""
-        return {name: proxy.recording() for name, proxy in self.proxies.items()}
+        with_log = self.log is not None
+        return {name: proxy.recording(with_log=with_log) for name, proxy in self.proxies.items()}
 
     def _save(self, recordings: dict[str, Recording], final: bool) -> None:
         """The log first (it holds every message), then each universe; one failing write

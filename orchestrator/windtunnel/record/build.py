@@ -24,7 +24,7 @@ from ..universe import Universe, UniverseTool
 from .redact import Redactor
 from .tap import SessionTap
 
-__all__ = ["Recording", "build_recording", "detect_modes", "redacted_calls", "universe_tools"]
+__all__ = ["Recording", "RecordingBuilder", "detect_modes", "redacted_calls", "universe_tools"]
 
 
 @dataclass
@@ -96,37 +96,66 @@ def _lists_tools(message: dict[str, Any]) -> bool:
     return isinstance(result, dict) and "tools" in result
 
 
-def build_recording(
-    tap: SessionTap, redactor: Redactor, *, source: str, started_at: float
-) -> Recording:
-    """Redact, then freeze: the universe and the log lines, nothing unredacted."""
-    for call in tap.calls:
-        redactor.see_call(call.args, call.result)
-    for record in tap.log:
-        if not _lists_tools(record.msg):
-            redactor.see(record.msg)
-    calls = redacted_calls(tap, redactor)
-    listed = {name: redactor.apply(tool) for name, tool in tap.tools.items()}
-    tools, unlisted = universe_tools(listed, calls)
-    meta = {
-        "recorded_by": f"wt record (windtunnel {__version__})",
-        "upstream": {"name": tap.upstream, "source": redactor.apply(source)},
-        "recorded_at": datetime.datetime.fromtimestamp(started_at, datetime.UTC).isoformat(),
-        "windtunnel_version": __version__,
-        "calls": len(tap.calls),
-    }
-    if redactor.active:
-        meta["redacted"] = {"distinct_values": redactor.distinct, "by_rule": redactor.summary()}
-    universe = freeze_universe(calls, tools=tools, path=None, meta=meta)
-    log_lines = [
-        encode_json(msgspec.structs.replace(record, msg=redactor.apply(record.msg)))
-        for record in tap.log
-    ]
-    secrets = scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings")
-    return Recording(
-        universe=universe,
-        log_lines=log_lines,
-        unlisted_tools=unlisted,
-        secrets_left=secrets,
-        redacted=redactor.summary(),
-    )
+class RecordingBuilder:
+    """Builds a tap's `Recording` again and again as the session grows (every checkpoint).
+
+    Secrets are looked for only in what arrived since the last build, and capture lines are
+    encoded once, unless a new secret turned up since (then every line is encoded again, so the
+    new placeholder reaches the old lines too).
+    """
+
+    def __init__(self, tap: SessionTap, redactor: Redactor) -> None:
+        self.tap = tap
+        self.redactor = redactor
+        self._calls_seen = 0
+        self._log_seen = 0
+        self._lines: list[bytes] = []
+        self._lines_stamp = 0
+
+    def see_new(self) -> None:
+        """Let the redactor find secrets in the calls and messages not seen yet."""
+        tap, redactor = self.tap, self.redactor
+        for call in tap.calls[self._calls_seen :]:
+            redactor.see_call(call.args, call.result)
+        self._calls_seen = len(tap.calls)
+        for record in tap.log[self._log_seen :]:
+            if not _lists_tools(record.msg):
+                redactor.see(record.msg)
+        self._log_seen = len(tap.log)
+
+    def log_lines(self) -> list[bytes]:
+        if self.redactor.distinct != self._lines_stamp:
+            self._lines, self._lines_stamp = [], self.redactor.distinct
+        apply = self.redactor.apply
+        for record in self.tap.log[len(self._lines) :]:
+            self._lines.append(encode_json(msgspec.structs.replace(record, msg=apply(record.msg))))
+        return list(self._lines)
+
+    def build(self, *, source: str, started_at: float, with_log: bool = True) -> Recording:
+        """Redact, then freeze: the universe (and the log lines), nothing unredacted."""
+        self.see_new()
+        tap, redactor = self.tap, self.redactor
+        calls = redacted_calls(tap, redactor)
+        listed = {name: redactor.apply(tool) for name, tool in tap.tools.items()}
+        tools, unlisted = universe_tools(listed, calls)
+        meta = {
+            "recorded_by": f"wt record (windtunnel {__version__})",
+            "upstream": {"name": tap.upstream, "source": redactor.apply(source)},
+            "recorded_at": datetime.datetime.fromtimestamp(started_at, datetime.UTC).isoformat(),
+            "windtunnel_version": __version__,
+            "calls": len(tap.calls),
+        }
+        if redactor.active:
+            meta["redacted"] = {
+                "distinct_values": redactor.distinct,
+                "by_rule": redactor.summary(),
+            }
+        universe = freeze_universe(calls, tools=tools, path=None, meta=meta)
+        secrets = scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings")
+        return Recording(
+            universe=universe,
+            log_lines=self.log_lines() if with_log else [],
+            unlisted_tools=unlisted,
+            secrets_left=secrets,
+            redacted=redactor.summary(),
+        )

@@ -31,7 +31,7 @@ from ..fd_limit import fd_hint
 from ..mcp._bridge import ToolSpec
 from ..mcp.spi import LOOPBACK_BINDS, MCPServer
 from ..universe import UniverseTool
-from .build import Recording, build_recording, redacted_calls, universe_tools
+from .build import Recording, RecordingBuilder, redacted_calls, universe_tools
 from .http_front import LinkApp, ReverseProxyApp
 from .http_link import HTTPLink
 from .link import Link, UpstreamFailure
@@ -74,6 +74,7 @@ class RecordingProxy(MCPServer):
         self.redactor = Redactor(redact or RedactionRules())
         self.tap = SessionTap(upstream=name)
         self.tap.on_change = self._changed
+        self._builder = RecordingBuilder(self.tap, self.redactor)
         self.started_at = time.time()
         self.changed = trio.Event()
         """Set when the recording changed (a call answered, a tool list); the caller resets it."""
@@ -110,8 +111,7 @@ class RecordingProxy(MCPServer):
 
     def call_log(self) -> list[MCPCall]:
         """Every answered `tools/call` so far, in answer order, redacted."""
-        for call in self.tap.calls:
-            self.redactor.see_call(call.args, call.result)
+        self._builder.see_new()
         return redacted_calls(self.tap, self.redactor)
 
     def universe_tools(self) -> list[UniverseTool]:
@@ -121,17 +121,17 @@ class RecordingProxy(MCPServer):
         tools, _ = universe_tools(listed, calls)
         return tools
 
-    def recording(self) -> Recording:
-        """The universe and capture log as they would be written now."""
-        return build_recording(
-            self.tap, self.redactor, source=self.source, started_at=self.started_at
+    def recording(self, *, with_log: bool = True) -> Recording:
+        """The universe (and capture log lines) as they would be written now."""
+        return self._builder.build(
+            source=self.source, started_at=self.started_at, with_log=with_log
         )
 
     def save(
         self, path: str | os.PathLike[str], *, log: str | os.PathLike[str] | None = None
     ) -> Recording:
         """Write the universe (and the capture log) atomically; redacted before any byte."""
-        recording = self.recording()
+        recording = self.recording(with_log=log is not None)
         save_recording(recording, path, log=log)
         return recording
 
