@@ -101,6 +101,8 @@ def test_upstream_words_are_split_into_urls_commands_and_options() -> None:
     assert spec == UpstreamSpec(
         "server-filesystem", ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
     )
+    _, (spec,) = parse_record_upstreams(["--", "/usr/bin/python3.11", "-u", "billing_server.py"])
+    assert spec.name == "billing_server"
 
 
 @pytest.mark.parametrize(

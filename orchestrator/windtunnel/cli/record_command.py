@@ -139,10 +139,15 @@ def _starts_upstream(word: str) -> bool:
     return named is not None and (named.group(2) == "--" or is_url(named.group(2)))
 
 
+_LAUNCHERS = re.compile(r"^(?:npx|uvx|uv|node|bunx|bun|deno|python[0-9.]*|pipx)$")
+"""Programs that run the server named in their arguments: the name comes from those."""
+
+
 def _command_name(command: list[str]) -> str:
     """`npx -y @modelcontextprotocol/server-filesystem /tmp` -> `server-filesystem`."""
-    for word in command[1:] if Path(command[0]).name in ("npx", "uvx", "node") else command:
-        if not word.startswith("-"):
+    words = command[1:] if _LAUNCHERS.match(Path(command[0]).name) else command
+    for word in words:
+        if not word.startswith("-") and word != "run":
             stem = word.rstrip("/").rsplit("/", 1)[-1].split("@", 1)[0].split(".", 1)[0]
             return re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or "upstream"
     return "upstream"

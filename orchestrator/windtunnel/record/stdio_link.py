@@ -42,6 +42,9 @@ class StdioLink:
         self._process: trio.Process | None = None
         self._write_lock = trio.Lock()
         self._waiters: dict[bytes, trio.MemorySendChannel[bytes]] = {}
+        self._abandoned: set[bytes] = set()
+        """Requests the agent already got a timeout error for: their late answers are recorded
+        but not sent (the agent must not get two answers to one request)."""
         self._gone: str | None = None
         self._to_agent, self.server_messages = trio.open_memory_channel[bytes](math.inf)
 
@@ -79,9 +82,13 @@ class StdioLink:
         for message in messages:
             self.tap.observe("s2c", message)
         if len(messages) == 1 and "method" not in messages[0] and "id" in messages[0]:
-            waiter = self._waiters.pop(_id_key(messages[0]["id"]), None)
+            key = _id_key(messages[0]["id"])
+            waiter = self._waiters.pop(key, None)
             if waiter is not None:
                 waiter.send_nowait(line)
+                return
+            if key in self._abandoned:
+                self._abandoned.discard(key)
                 return
         self._to_agent.send_nowait(line)
 
@@ -129,6 +136,7 @@ class StdioLink:
                 except trio.EndOfChannel:
                     raise UpstreamFailure(self._gone or "stopped") from None
         except trio.TooSlowError:
+            self._abandoned.add(key)
             raise UpstreamFailure(f"did not answer within {self.timeout_s:g} s") from None
         finally:
             if self._waiters.get(key) is send:
