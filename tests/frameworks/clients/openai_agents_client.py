@@ -12,12 +12,19 @@ from agents import Agent, Runner, set_tracing_disabled
 from agents.mcp import MCPServer, MCPServerStdio, MCPServerStreamableHttp
 from agents.testing import ScriptedModel, assistant_message, function_call
 
+STDIO_TIMEOUT_S = 60
+"""Seconds a stdio server may take to answer, start-up included (the SDK's default is 5)."""
+
 
 def connect(name: str, entry: dict[str, Any]) -> MCPServer:
     """One `mcpServers` entry as the SDK's server object (the SDK reads no config file)."""
     if "url" in entry:
         return MCPServerStreamableHttp({"url": entry["url"]}, name=name)
-    return MCPServerStdio({"command": entry["command"], "args": entry["args"]}, name=name)
+    return MCPServerStdio(
+        {"command": entry["command"], "args": entry["args"]},
+        name=name,
+        client_session_timeout_seconds=STDIO_TIMEOUT_S,
+    )
 
 
 def script(*calls: tuple[str, dict[str, Any]]) -> ScriptedModel:

@@ -6,6 +6,7 @@ import asyncio
 from typing import Any
 
 from _spec import CHARGE, HIT, MISS, read_spec, report
+from fastmcp.client.transports import StdioTransport
 from pydantic_ai import Agent
 from pydantic_ai.mcp import MCPToolset, load_mcp_toolsets
 from pydantic_ai.messages import (
@@ -39,11 +40,22 @@ class ScriptedModel:
         return ModelResponse(parts=[TextPart("done")])
 
 
+STDIO_INIT_TIMEOUT_S = 60
+"""pydantic-ai gives a stdio server 5 s to start and answer `initialize` (`load_mcp_toolsets`
+too); a loaded machine can take longer to start a Python process."""
+
+
+def connect(entry: dict[str, Any]) -> MCPToolset[Any]:
+    """One `mcpServers` entry as a toolset."""
+    if "url" in entry:
+        return MCPToolset(entry["url"])
+    transport = StdioTransport(entry["command"], entry["args"])
+    return MCPToolset(transport, init_timeout=STDIO_INIT_TIMEOUT_S)
+
+
 async def main() -> None:
     spec = read_spec()
-    crm = spec["servers"]["crm"]
-    source = crm["url"] if "url" in crm else _stdio(crm)
-    toolset = MCPToolset(source)
+    toolset = connect(spec["servers"]["crm"])
     script = ScriptedModel([("client_lookup", HIT), ("client_lookup", MISS)])
     await Agent(FunctionModel(script), toolsets=[toolset]).run("Who is Bluewing Logistics?")
     async with toolset:
@@ -53,7 +65,11 @@ async def main() -> None:
         except Exception as exc:
             undeclared = f"{type(exc).__name__}: {exc}"
     multi = ScriptedModel([("crm_client_lookup", HIT), ("billing_charge_lookup", CHARGE)])
-    toolsets = load_mcp_toolsets(spec["config_path"])
+    servers = spec["config"]["mcpServers"]
+    if all("url" in entry for entry in servers.values()):
+        toolsets = load_mcp_toolsets(spec["config_path"])  # the file `wt serve` printed
+    else:
+        toolsets = [connect(entry).prefixed(name) for name, entry in servers.items()]
     await Agent(FunctionModel(multi), toolsets=toolsets).run("Was ch_881 refunded?")
     report(
         tools=script.offered,
@@ -63,12 +79,6 @@ async def main() -> None:
         multi_tools=sorted(multi.offered),
         multi=multi.returned,
     )
-
-
-def _stdio(entry: dict[str, Any]) -> Any:
-    from fastmcp.client.transports import StdioTransport
-
-    return StdioTransport(command=entry["command"], args=entry["args"])
 
 
 asyncio.run(main())
