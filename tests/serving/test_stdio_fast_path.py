@@ -133,8 +133,9 @@ def ping(request_id: Any) -> dict[str, Any]:
 
 
 def script(era: str) -> list[tuple[Any, bool]]:
-    """(message, whether the SDK answers it): an opening, every call, then lines the fast path
-    must leave to the SDK, each answered or ignored exactly as the SDK does."""
+    """(message, whether it is answered): an opening, every call, then lines the fast path
+    must leave to the SDK, each answered or ignored exactly as the SDK does (but lines that are
+    not JSON, which the transport answers with a parse error)."""
     meta = MODERN_META if era == "modern" else None
     out: list[tuple[Any, bool]] = []
     if era == "legacy":
@@ -153,8 +154,9 @@ def script(era: str) -> list[tuple[Any, bool]]:
         ({**call("extra-key", "motd", {}, meta), "extra": 1}, True),
         (call("meta-null", "motd", {}, None) | {"params": {"name": "motd", "_meta": None}}, True),
         ([call("batched", "motd", {}, meta)], False),
-        (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {', False),
-        (b"\xff\xfe not utf-8", False),
+        # Not JSON: a -32700 parse error, as over HTTP (the SDK's stdio transport only logs).
+        (b'{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {', True),
+        (b"\xff\xfe not utf-8", True),
         (
             {
                 "jsonrpc": "2.0",

@@ -27,6 +27,9 @@ __all__ = ["load_hook", "parse_upstreams", "register_serve"]
 
 STDERR_DRAIN_S = 2.0
 """How long a stopping `wt serve` waits for its last stderr lines to be read."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops `wt serve` cleanly: a terminal closing (SIGHUP) as much as Ctrl-C or a client's
+SIGTERM."""
 
 
 def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -100,17 +103,43 @@ def run_serve(args: argparse.Namespace) -> int:
         _check_stdio_options(args, pairs)
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
+    held = _HeldSignals()
     with _stderr_writer() as stderr, _event_sink(args.events, stderr) as sink:
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=args.log_format, stream=PipeTextStream(stderr))
         servers = {
             name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs
         }
+        # From here a stop signal stops serving and the teardown (the last events, the stderr
+        # lines) runs to its end; before, while universes load, it ends the process at once.
+        held.start()
         if args.stdio:
-            _run_stdio(next(iter(servers.values())), sink)
+            _run_stdio(next(iter(servers.values())), sink, held)
         else:
-            trio.run(_serve_http, servers, args, sink, stderr)
+            trio.run(_serve_http, servers, args, sink, stderr, held)
         return 0
+
+
+class _HeldSignals:
+    """Stop signals held instead of dying of them, once `start`ed, until the process exits.
+
+    Trio listens for them while it serves and restores the handler it found when it stops. With
+    the default one, a client's SIGTERM that lands just after stdin closed (as MCP clients shut
+    a server down) would kill the process in the middle of its teardown, or turn a clean stop
+    into a death by signal; held, the teardown finishes and the exit code is 0. One that came
+    before serving began stops it as soon as it starts. (They are not put back: `wt serve`
+    exits right after.)
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+
+    def start(self) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._hold)
+
+    def _hold(self, signum: int, frame: object) -> None:
+        self.received = signum
 
 
 @contextmanager
@@ -163,7 +192,7 @@ def _check_stdio_options(args: argparse.Namespace, pairs: list[tuple[str, str]])
         )
 
 
-def _run_stdio(server: RecordedMCPServer, sink: Sink) -> None:
+def _run_stdio(server: RecordedMCPServer, sink: Sink, held: _HeldSignals) -> None:
     """Serve over stdio with the same events as over HTTP (there is no router: see
     `StdioEvents`)."""
     events = StdioEvents(sink, upstream=server.name)
@@ -173,7 +202,7 @@ def _run_stdio(server: RecordedMCPServer, sink: Sink) -> None:
     events.started()
     error = None
     try:
-        trio.run(_serve_stdio, server)
+        trio.run(_serve_stdio, server, held)
     except BaseException as exc:
         error = f"{type(exc).__name__}: {exc}"
         raise
@@ -181,9 +210,11 @@ def _run_stdio(server: RecordedMCPServer, sink: Sink) -> None:
         events.stopped(error=error)
 
 
-async def _serve_stdio(server: RecordedMCPServer) -> None:
+async def _serve_stdio(server: RecordedMCPServer, held: _HeldSignals) -> None:
     """Until stdin closes, or a signal: the same clean stop as over HTTP."""
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        if held.received is not None:
+            return  # stopped before it started
         async with trio.open_nursery() as nursery:
 
             async def stop_on_signal() -> None:
@@ -200,8 +231,11 @@ async def _serve_http(
     args: argparse.Namespace,
     events: Sink,
     stderr: PipeWriter,
+    held: _HeldSignals | None = None,
 ) -> None:
-    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        if held is not None and held.received is not None:
+            return  # stopped before it started
         async with open_fleet(
             pack="serve",
             sinks=[events],

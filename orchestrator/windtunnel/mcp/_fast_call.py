@@ -18,12 +18,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Collection, Iterable
 from typing import Any
 
-import msgspec
 from mcp.server import Server
 from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
 from ._bridge import Answer
-from ._plain_call import PlainCall, PlainCalls
+from ._plain_call import PlainCall, PlainCalls, decode_message
 
 __all__ = [
     "LEGACY_VERSIONS",
@@ -172,10 +171,7 @@ def _parse(
     calls: PlainCalls, body: bytes, version: str, headers: dict[str, str]
 ) -> PlainCall | None:
     """A plain, valid `tools/call` for a declared tool the SDK would serve at `version`."""
-    try:
-        call = calls.parse(msgspec.json.decode(body))
-    except (msgspec.DecodeError, RecursionError):
-        return None
+    call = calls.parse(decode_message(body))
     if call is None:
         return None
     if version == MODERN_VERSION:

@@ -47,7 +47,14 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from ..calls import MCPCall
 from ._bridge import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 
-__all__ = ["PlainCall", "PlainCalls", "remember"]
+__all__ = ["SDK_MAX_DEPTH", "PlainCall", "PlainCalls", "decode_message", "remember"]
+
+SDK_MAX_DEPTH = 200
+"""The deepest nesting of non-empty arrays and objects the SDK's JSON parser (pydantic-core's
+jiter) reads in a message (an empty one adds no level); one level deeper is a parse error, on
+either transport. A message nested deeper is not
+a plain call: the SDK answers it (`tests/serving/test_depth.py` holds the two to the same
+answers at every depth)."""
 
 # Bounds on the memos: entries, and the largest result worth keying by its encoding.
 _MEMO_ENTRIES = 1024
@@ -188,6 +195,40 @@ class PlainCalls:
             elif isinstance(meta, dict) and meta.get(SERVER_INFO_META_KEY) is None:
                 dumped["_meta"] = {**meta, SERVER_INFO_META_KEY: self._server.server_info_stamp}
         return dumped
+
+
+def decode_message(raw: bytes | str) -> Any:
+    """The JSON value of a request body or line, or None when it is not JSON or nested past
+    `SDK_MAX_DEPTH`: either way a message only the SDK answers."""
+    try:
+        message = msgspec.json.decode(raw)
+    except (msgspec.DecodeError, RecursionError):  # RecursionError: past msgspec's own limit
+        return None
+    # Fewer brackets than the limit cannot nest past it: the walk is for the rare others.
+    if isinstance(raw, str):
+        brackets = raw.count("[") + raw.count("{")
+    else:
+        brackets = raw.count(b"[") + raw.count(b"{")
+    if brackets > SDK_MAX_DEPTH and _deeper_than(message, SDK_MAX_DEPTH):
+        return None
+    return message
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether non-empty arrays and objects in `value` nest more than `limit` levels, as jiter
+    counts them (no recursion here)."""
+    stack: list[tuple[Any, int]] = [(value, 1)] if _non_empty_container(value) else []
+    while stack:
+        current, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = current.values() if isinstance(current, dict) else current
+        stack.extend((child, depth + 1) for child in children if _non_empty_container(child))
+    return False
+
+
+def _non_empty_container(value: Any) -> bool:
+    return isinstance(value, dict | list) and len(value) > 0
 
 
 def _json_key(value: Any) -> bytes | None:

@@ -12,6 +12,8 @@ write:
 - `Stdout.write_line` writes one whole line at a time, under a lock, for the reader thread and
   for Trio alike (Trio's writes run in worker threads, so a client that stops reading never
   stalls the Trio loop): responses never interleave;
+- a line that is not JSON is answered with a parse error (-32700), as over HTTP; the SDK's
+  own stdio transport only logs it and leaves the client waiting;
 - calls whose order matters (`ordered` tools: a universe's sequence-mode tools) are consumed in
   the order the client sent them. A line answered by the fast path is consumed before the next
   line is read; the SDK session runs each request in a task of its own, which Trio may run
@@ -41,6 +43,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+import pydantic_core
 import structlog
 import trio
 from mcp.server import Server
@@ -53,6 +56,9 @@ __all__ = ["Stdout", "serve_fds", "serve_stdio"]
 logger = structlog.get_logger("windtunnel.mcp")
 
 _READ_SIZE = 65536
+STOP_DRAIN_S = 2.0
+"""How long stopping waits for the call the reader thread is answering (its write may be stuck
+on a client that stopped reading)."""
 
 
 class Stdout:
@@ -147,6 +153,9 @@ async def serve_fds(
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except Exception as exc:  # the SDK's transport hands these to the session too
+                unreadable = _parse_error(line)
+                if unreadable is not None:
+                    await stdout.send(unreadable)
                 await read_send.send(exc)
                 return True
             if fast is not None:
@@ -188,11 +197,29 @@ async def serve_fds(
             nursery.start_soon(write)
             await server.run(read_receive, write_send, server.create_initialization_options())
     finally:
-        reader.stop()
+        # Waits for a line the reader thread is answering: its listeners (the events file) hear
+        # of the call before we return, also when a signal stops us right after the answer.
+        reader.stop(deadline_s=STOP_DRAIN_S)
         if stdout.close():
             os.close(writer_fd)
         if reader.done:
             os.close(reader_fd)
+
+
+def _parse_error(line: str) -> bytes | None:
+    """The answer to a line that is not JSON (or nests past the SDK's parser): the SDK's
+    Streamable HTTP transport's answer to such a body, -32700 with a null id, as JSON-RPC asks.
+    The SDK's stdio transport only logs it, and a client waiting for the answer would wait
+    forever. None for a blank line (no message) or a readable one (the SDK's to judge)."""
+    if not line.strip():
+        return None
+    try:
+        pydantic_core.from_json(line.rstrip("\r\n"))  # positions as in the same HTTP body
+    except ValueError as exc:
+        error = types.ErrorData(code=types.PARSE_ERROR, message=f"Parse error: {exc}")
+        message = types.JSONRPCError(jsonrpc="2.0", id=None, error=error)
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+    return None
 
 
 def _ordered_call(
@@ -227,12 +254,18 @@ class _Reader:
         self._fast = fast if fast is not None and fast.now is not None else None
         self._hand_over = hand_over
         self._stopped = False
+        self._answering = threading.Lock()
+        """Held while a line is answered on this thread, from the call to its listeners."""
         self.done = False
         """The thread left `run`: no read is blocked on the fd."""
 
-    def stop(self) -> None:
-        """Stop at the next line (a read under way cannot be interrupted)."""
+    def stop(self, *, deadline_s: float) -> None:
+        """Answer no more lines, once the one being answered (if any) is done and its listeners
+        told, waiting at most `deadline_s` for it (a read under way cannot be interrupted)."""
+        answering_done = self._answering.acquire(timeout=deadline_s)
         self._stopped = True
+        if answering_done:
+            self._answering.release()
 
     def run(self) -> None:
         try:
@@ -250,15 +283,16 @@ class _Reader:
             self.done = True
 
     def _line(self, line: str) -> bool:
-        if self._stopped:
-            return False
-        fast = self._fast
-        if fast is not None:
-            answered = fast.answer_now(line)
-            if answered is not None:
-                self._stdout.write_line(answered)
-                fast.written()  # listeners hear of the call now, off the client's wait
-                return True
+        with self._answering:
+            if self._stopped:
+                return False
+            fast = self._fast
+            if fast is not None:
+                answered = fast.answer_now(line)
+                if answered is not None:
+                    self._stdout.write_line(answered)
+                    fast.written()  # listeners hear of the call now, off the client's wait
+                    return True
         # Back into the task that started this thread: Trio gets lines in order, one at a time.
         return trio.from_thread.run(self._hand_over, line)
 

@@ -32,7 +32,7 @@ from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from ._bridge import Answer, SyncAnswer
-from ._plain_call import PlainCall, PlainCalls, remember
+from ._plain_call import PlainCall, PlainCalls, decode_message, remember
 
 _UNDECIDED: Any = object()
 
@@ -88,10 +88,7 @@ class StdioFastCalls:
             self._era == "legacy" and (self._version is None or self._initializing)
         ):
             return None
-        try:
-            call = self._calls.parse(msgspec.json.decode(line))
-        except (msgspec.DecodeError, RecursionError):
-            return None
+        call = self._calls.parse(decode_message(line))
         if call is None:
             return None
         # The verdict depends on the connection's era and version and on the call's `_meta`
