@@ -113,10 +113,13 @@ def run_serve(args: argparse.Namespace) -> int:
         # From here a stop signal stops serving and the teardown (the last events, the stderr
         # lines) runs to its end; before, while universes load, it ends the process at once.
         held.start()
-        if args.stdio:
-            _run_stdio(next(iter(servers.values())), sink, held)
-        else:
-            trio.run(_serve_http, servers, args, sink, stderr, held)
+        try:
+            if args.stdio:
+                _run_stdio(next(iter(servers.values())), sink, held)
+            else:
+                trio.run(_serve_http, servers, args, sink, stderr, held)
+        finally:
+            held.ignore()
         return 0
 
 
@@ -127,8 +130,10 @@ class _HeldSignals:
     the default one, a client's SIGTERM that lands just after stdin closed (as MCP clients shut
     a server down) would kill the process in the middle of its teardown, or turn a clean stop
     into a death by signal; held, the teardown finishes and the exit code is 0. One that came
-    before serving began stops it as soon as it starts. (They are not put back: `wt serve`
-    exits right after.)
+    before serving began stops it as soon as it starts. Once serving is over they are ignored:
+    the process is stopping already, and Python's own exit puts back the default handler in place
+    of a Python one (a signal then would still kill it). They are not put back: `wt serve` exits
+    right after.
     """
 
     def __init__(self) -> None:
@@ -140,6 +145,10 @@ class _HeldSignals:
 
     def _hold(self, signum: int, frame: object) -> None:
         self.received = signum
+
+    def ignore(self) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
 
 
 @contextmanager
