@@ -28,7 +28,8 @@ from typing import Protocol
 import h11
 from hypercorn.config import Config
 from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol.h11 import H11Protocol
+from hypercorn.protocol.events import Body, Data, EndBody
+from hypercorn.protocol.h11 import STREAM_ID, H11Protocol
 from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
 
 from ..trusted_hosts import TrustedHosts
@@ -178,6 +179,59 @@ class FastH11Protocol(H11Protocol):
                 held.clear()
         return True
 
+    async def _handle_events(self) -> None:
+        """hypercorn's (0.18) loop over h11's events, with three rules of RFC 9112 it leaves out:
+
+        - a request with both `Content-Length` and `Transfer-Encoding` is answered 400 and the
+          connection closed (§6.1, §6.3): h11 frames it by `Transfer-Encoding`, and what the
+          sender framed by `Content-Length` would otherwise be read as a request of its own;
+        - nothing after a request that closes the connection (`Connection: close`, HTTP/1.0
+          without keep-alive) is read (§9.6): h11 raises on such bytes, and hypercorn then
+          answered 400 in place of the answer to the request already running;
+        - an absolute-form target (`POST http://host:port/mcp`) is the origin-form one, with
+          the target's authority as `Host` (§3.2.2), not a 404.
+        """
+        while True:
+            connection = self.connection
+            if connection.their_state is h11.MUST_CLOSE:
+                break
+            if connection.they_are_waiting_for_100_continue:
+                await self._send_h11_event(
+                    h11.InformationalResponse(
+                        status_code=100, headers=self.config.response_headers("h11")
+                    )
+                )
+            try:
+                event = connection.next_event()
+            except h11.RemoteProtocolError as error:
+                if connection.our_state in {h11.IDLE, h11.SEND_RESPONSE}:
+                    await self._send_error_response(error.error_status_hint)
+                await self.send(_CLOSED)
+                break
+            if isinstance(event, h11.Request):
+                await self.send(_BUSY)
+                if _framed_twice(event):
+                    await self._send_error_response(400)
+                    await self.send(_CLOSED)
+                    break
+                await self._check_protocol(event)
+                await self._create_stream(_origin_form(event))
+            elif event is h11.PAUSED:
+                await self.can_read.clear()
+                await self.can_read.wait()
+            elif (
+                isinstance(event, h11.ConnectionClosed)
+                or event is h11.NEED_DATA
+                or self.stream is None
+            ):
+                break
+            elif isinstance(event, h11.Data):
+                await self.stream.handle(Body(stream_id=STREAM_ID, data=event.data))
+            elif isinstance(event, h11.EndOfMessage):
+                await self.stream.handle(EndBody(stream_id=STREAM_ID))
+            elif isinstance(event, Data):  # WebSocket pass-through, as in hypercorn
+                await self.stream.handle(event)
+
     async def _maybe_recycle(self) -> None:
         await super()._maybe_recycle()
         # Requests pipelined behind one h11 handled wait in its buffer; once it is between
@@ -226,3 +280,25 @@ class FastH11Protocol(H11Protocol):
         headers = first + self.config.response_headers("h11") + (last or [])
         lines = b"".join(b"%s: %s\r\n" % pair for pair in headers)
         return b"HTTP/1.1 %s \r\n%s\r\n" % (status, lines)
+
+
+def _framed_twice(request: h11.Request) -> bool:
+    names = {name for name, _ in request.headers}  # h11 gives them lower-cased
+    return b"content-length" in names and b"transfer-encoding" in names
+
+
+def _origin_form(request: h11.Request) -> h11.Request:
+    """`request` with an absolute-form target turned into origin-form, its authority as `Host`."""
+    target = request.target
+    scheme, sep, rest = target.partition(b"://")
+    if not sep or scheme.lower() not in (b"http", b"https"):
+        return request
+    authority, slash, path = rest.partition(b"/")
+    headers = [(b"host", authority)]
+    headers += [(name, value) for name, value in request.headers if name != b"host"]
+    return h11.Request(
+        method=request.method,
+        target=slash + path if slash else b"/",
+        headers=headers,
+        http_version=request.http_version,
+    )
