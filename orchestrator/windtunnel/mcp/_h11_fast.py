@@ -35,11 +35,18 @@ from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerConte
 from ..trusted_hosts import TrustedHosts
 from ._http_head import NEED_MORE, Head, read_head
 
-__all__ = ["FastH11Protocol", "PlainRequests"]
+__all__ = ["BodyComplete", "FastH11Protocol", "PlainRequests"]
 
 _BUSY = Updated(idle=False)  # events are frozen: one of each will do
 _IDLE = Updated(idle=True)
 _CLOSED = Closed()
+
+
+class BodyComplete(Event):
+    """The request being read has all of its body: the connection's body deadline is off."""
+
+
+_BODY_COMPLETE = BodyComplete()
 
 
 class PlainRequests(Protocol):
@@ -228,9 +235,25 @@ class FastH11Protocol(H11Protocol):
             elif isinstance(event, h11.Data):
                 await self.stream.handle(Body(stream_id=STREAM_ID, data=event.data))
             elif isinstance(event, h11.EndOfMessage):
+                await self.send(_BODY_COMPLETE)
                 await self.stream.handle(EndBody(stream_id=STREAM_ID))
             elif isinstance(event, Data):  # WebSocket pass-through, as in hypercorn
                 await self.stream.handle(event)
+
+    def awaiting_body(self) -> bool:
+        """Whether a request is in and its body is not, whoever reads it (h11 or us)."""
+        connection = self.connection
+        return self._awaiting_body is not None or (
+            type(connection) is h11.Connection and connection.their_state is h11.SEND_BODY
+        )
+
+    def may_answer(self) -> bool:
+        """Whether nothing of a response was written yet (a 408 would still be one)."""
+        connection = self.connection
+        return type(connection) is h11.Connection and connection.our_state in (
+            h11.IDLE,
+            h11.SEND_RESPONSE,
+        )
 
     async def _maybe_recycle(self) -> None:
         await super()._maybe_recycle()

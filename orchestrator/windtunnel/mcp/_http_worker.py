@@ -57,13 +57,22 @@ from hypercorn.typing import (
 from hypercorn.utils import parse_socket_addr, repr_socket_addr
 
 from ..trusted_hosts import TrustedHosts
-from ._h11_fast import FastH11Protocol, PlainRequests
+from ._h11_fast import BodyComplete, FastH11Protocol, PlainRequests
 
 __all__ = ["Config", "serve"]
 
+_REQUEST_TIMEOUT = b"HTTP/1.1 408 \r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
+
 
 class Config(hypercorn.config.Config):
-    """Hypercorn's config; the Date and Server headers are built once a second, not per response."""
+    """Hypercorn's config; the Date and Server headers are built once a second, not per response.
+
+    `body_timeout`: seconds from an HTTP/1.1 request's head to the end of its body; a client
+    slower than that gets 408 and its connection is closed (hypercorn has no such limit: a
+    client could hold a connection and its request open forever, a byte at a time).
+    """
+
+    body_timeout: float = 30.0
 
     def __init__(self) -> None:
         super().__init__()
@@ -237,6 +246,8 @@ class _Connection(TCPServer):
                 await self._write(event.data)
         elif isinstance(event, Updated):
             self._set_idle(event.idle)
+        elif isinstance(event, BodyComplete):
+            self._idle_scope.deadline = inf
         else:
             if self._corked:  # the protocol closes the connection after this response
                 await self._write(b"".join(self._corked))
@@ -290,26 +301,48 @@ class _Connection(TCPServer):
     def _set_idle(self, idle: bool) -> None:
         self._idle = idle
         if not idle:
-            self._idle_scope.deadline = inf
+            # Busy from a request's head on: its body must come in time (`BodyComplete`, or the
+            # answer that makes the connection idle again, lifts the deadline).
+            self._idle_scope.deadline = trio.current_time() + getattr(
+                self.config, "body_timeout", inf
+            )
         elif self.context.terminated.is_set():
             self._idle_scope.deadline = -inf  # shutting down: an idle connection closes now
         else:
             self._idle_scope.deadline = trio.current_time() + self.config.keep_alive_timeout
 
     async def _close_when_idle(self) -> None:
-        """Close the connection once idle past the keep-alive timeout, or idle at shutdown.
+        """Close the connection once idle past the keep-alive timeout, or idle at shutdown, or
+        when a request's body is not in `body_timeout` after its head (with a 408).
 
         hypercorn restarts a task for this at every request; here one task waits all along and
-        `_set_idle` moves the deadline of the scope it waits in.
+        `_set_idle` moves the deadline of the scope it waits in. A busy deadline that passes
+        with no body awaited (an answer still being made, an HTTP/2 stream) is no reason to
+        close: the task waits on, for the next deadline `_set_idle` sets.
         """
-        with self._idle_scope:
-            await self.context.terminated.wait()
-            if not self._idle:
-                # Shutdown during a request: h11 closes after the response; h2 goes idle later.
-                await trio.sleep_forever()
+        while True:
+            with self._idle_scope:
+                await self.context.terminated.wait()
+                if not self._idle:
+                    # Shutdown during a request: h11 closes after the response; h2 goes idle
+                    # later.
+                    await trio.sleep_forever()
+            overdue = self._body_overdue()
+            if self._idle or overdue is not None or not self._reading:
+                break
+            self._idle_scope = trio.CancelScope()
         if self._reading:
             with trio.CancelScope(shield=True):
+                if overdue is not None and overdue.may_answer():
+                    await self._write(_REQUEST_TIMEOUT)  # RFC 9110 §15.5.9
                 await self._initiate_server_close()
+
+    def _body_overdue(self) -> FastH11Protocol | None:
+        """The HTTP/1.1 protocol, if busy awaiting a request's body (its deadline has passed)."""
+        protocol = self.protocol.protocol
+        if not self._idle and isinstance(protocol, FastH11Protocol) and protocol.awaiting_body():
+            return protocol
+        return None
 
 
 def _fast_protocol(
