@@ -232,44 +232,65 @@ class ReverseProxyApp:
     async def _relay(
         self, response: httpx2.Response, messages: list[dict[str, Any]], send: Send
     ) -> None:
-        events = response.headers.get("content-type", "").startswith("text/event-stream")
         headers = [
             (name, value) for name, value in response.headers.raw if name.lower() not in _HOP_BY_HOP
         ]
+        if not response.headers.get("content-type", "").startswith("text/event-stream"):
+            await self._relay_whole(response, messages, headers, send)
+            return
         agent = _AgentStream(send)
         await agent.send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
-        reader = SSEDataReader() if events else None
-        collected = bytearray()
+        reader = SSEDataReader()
         try:
             async for chunk in response.aiter_raw():
-                if reader is not None:
-                    for data in reader.feed(chunk):
-                        self._tap_answer(data.encode())
-                else:
-                    collected += chunk
+                for data in reader.feed(chunk):
+                    self._tap_answer(data.encode())
                 await agent.send({"type": "http.response.body", "body": chunk, "more_body": True})
         except httpx2.TimeoutException:
             reason = f"did not answer within {self.timeout_s:g} s"
-            await self._stream_failed(agent, messages, reason, events)
+            await self._stream_failed(agent, messages, reason)
         except httpx2.HTTPError as exc:
-            await self._stream_failed(agent, messages, f"broke the connection: {exc}", events)
-        if collected:
-            self._tap_answer(bytes(collected))
+            await self._stream_failed(agent, messages, f"broke the connection: {exc}")
         await agent.send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    async def _relay_whole(
+        self,
+        response: httpx2.Response,
+        messages: list[dict[str, Any]],
+        headers: list[tuple[bytes, bytes]],
+        send: Send,
+    ) -> None:
+        """A JSON (or empty) answer: read whole, then sent with its length in one piece; until
+        then a failing upstream can still be answered with a JSON-RPC error."""
+        try:
+            body = await response.aread()
+        except httpx2.TimeoutException:
+            await self._failed(send, messages, f"did not answer within {self.timeout_s:g} s", 504)
+            return
+        except httpx2.HTTPError as exc:
+            await self._failed(send, messages, f"broke the connection: {exc}", 502)
+            return
+        self._tap_answer(body)
+        headers.append((b"content-length", str(len(body)).encode()))
+        agent = _AgentStream(send)
+        await agent.send(
+            {"type": "http.response.start", "status": response.status_code, "headers": headers}
+        )
+        await agent.send({"type": "http.response.body", "body": body})
 
     def _tap_answer(self, body: bytes) -> None:
         for message in decode_messages(body):
             self.tap.observe("s2c", message)
 
     async def _stream_failed(
-        self, agent: _AgentStream, messages: list[dict[str, Any]], reason: str, events: bool
+        self, agent: _AgentStream, messages: list[dict[str, Any]], reason: str
     ) -> None:
         """Mid-answer: an event stream can still carry the JSON-RPC error to the request."""
         _log.warning("upstream_failed", upstream=self.tap.upstream, error=reason)
         is_request, request_id = _request_id(messages)
-        if events and is_request:
+        if is_request:
             error = error_response(request_id, self.tap.upstream, reason)
             await agent.send(
                 {
