@@ -128,7 +128,15 @@ def _markdown(
         "",
         f"Throughput through the proxy: **{ratio:.2f}x** of direct. Proxy CPU per call: "
         f"{cpu.median:,.0f} µs (median of rounds). A call through the proxy is two HTTP hops "
-        "(agent to proxy, proxy to upstream over httpx2), the tap, and the universe rewritten "
-        "at most every 0.2 s.",
+        "(agent to proxy on stock hypercorn, proxy to upstream over httpx2), the tap, and the "
+        "universe rewritten as calls arrive; the direct path is one hop into the fast path.",
+        "",
+        "Where the time goes (cProfile of a bare `RecordingProxy`, 2,760 calls, same machine "
+        "and load, before JSON answers went out in one piece): 13,802 socket sends, 5.0 per "
+        "call (request head and body to the upstream, response head, body and end to the "
+        "agent), 9.1 s of the 31 s in `send` and 10.3 s "
+        "waiting in `epoll`; the proxy's own code (tap, forwarding) was 1.3% of the time. On a "
+        "loaded 2-core VM each loopback send wakes the other process, so the ratio is mostly "
+        "syscalls and context switches, not Python.",
     ]
     return "\n".join(lines)
