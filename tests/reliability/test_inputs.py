@@ -106,7 +106,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def factory(scenario):
-    if scenario.name == "stalled":
+    if scenario.name.startswith("stalled"):
         # A filesystem that never answers: opening a FIFO nobody writes to blocks forever.
         open(os.path.join(HERE, "stall.fifo"), "rb")
     return {{"u": RecordedMCPServer(os.path.join(HERE, "good.universe.json"), name="u")}}
@@ -122,19 +122,20 @@ pack = ScenarioPack(
             plan=[PlanStep(tool="lookup", args={{"q": "a"}})],
             final_answer="done",
         )
-        for name in ("stalled", "h0", "h1", "h2")
+        for name in [*(f"stalled{{i}}" for i in range({stalled})), "h0", "h1", "h2"]
     ],
     mcp_factory=factory,
     agent=AgentSpec(kind="scripted"),
-    concurrency=4,
+    concurrency={stalled} + 3,
 )
 """
 
 
-def _stalled_pack(root: Path, timeout_s: float) -> str:
+def _stalled_pack(root: Path, timeout_s: float, stalled: int = 1) -> str:
+    """A Python pack: `stalled` scenarios whose fixture never loads, and three healthy ones."""
     write_universe(root / "good.universe.json")
     fifo(root / "stall.fifo")
-    (root / "stalled_pack.py").write_text(STALLED_PACK.format(timeout=timeout_s))
+    (root / "stalled_pack.py").write_text(STALLED_PACK.format(timeout=timeout_s, stalled=stalled))
     return f"{root / 'stalled_pack.py'}:pack"
 
 
@@ -147,17 +148,37 @@ def test_a_stalled_fixture_fails_only_its_unit_within_its_timeout(tmp_path: Path
     assert outcome.code == 1, outcome
     rows = {r.unit_id: r for r in read_results(tmp_path / "run", with_calls=False)}
     assert {u: r.status for u, r in rows.items()} == {
-        "stalled#0": "error",
+        "stalled0#0": "error",
         "h0#0": "passed",
         "h1#0": "passed",
         "h2#0": "passed",
     }
-    assert rows["stalled#0"].error == (
+    assert rows["stalled0#0"].error == (
         "InputError: the scenario's upstreams were still loading when its timeout (2s) ran out"
     )
-    assert 2 <= rows["stalled#0"].duration_s < 4
+    assert 2 <= rows["stalled0#0"].duration_s < 4
     assert (tmp_path / "run" / "junit.xml").is_file()
     assert "Traceback" not in outcome.stderr
+
+
+def test_stalled_fixtures_never_starve_the_results_writer(tmp_path: Path) -> None:
+    """45 fixtures stuck at once (more than Trio's 40 default threads): each fails at its timeout; the rest pass and are written."""
+    outcome = run_wt(
+        ["run", _stalled_pack(tmp_path, 1, stalled=45), "-o", str(tmp_path / "run")],
+        deadline_s=90,
+    )
+    assert outcome.code == 1, outcome
+    rows = read_results(tmp_path / "run", with_calls=False)
+    assert sorted((r.status, r.unit_id) for r in rows if r.status == "passed") == [
+        ("passed", "h0#0"),
+        ("passed", "h1#0"),
+        ("passed", "h2#0"),
+    ]
+    stuck = [r for r in rows if r.unit_id.startswith("stalled")]
+    assert len(stuck) == 45
+    assert {r.error for r in stuck} == {
+        "InputError: the scenario's upstreams were still loading when its timeout (1s) ran out"
+    }
 
 
 async def test_a_run_stalled_on_a_fixture_stops_on_sigint(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import tempfile
 import time
 from collections.abc import Mapping
@@ -106,11 +107,29 @@ async def _load_servers(pack: ScenarioPack, scenario: Scenario, deadline: float)
     to finish on its own (its result is dropped) and the unit fails.
     """
     with trio.move_on_at(deadline):
-        return await trio.to_thread.run_sync(pack.servers_for, scenario, abandon_on_cancel=True)
+        return await trio.to_thread.run_sync(
+            pack.servers_for, scenario, abandon_on_cancel=True, limiter=_loading_limiter()
+        )
     raise InputError(
         f"the scenario's upstreams were still loading when its timeout "
         f"({scenario.timeout_s:g}s) ran out"
     )
+
+
+_LOADING: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("wt_fixture_loading")
+
+
+def _loading_limiter() -> trio.CapacityLimiter:
+    """Fixture loads have a limiter of their own, without a cap: an abandoned load keeps its
+    token until its read returns, and stuck loads must neither use up the default limiter's 40
+    threads (the results writer's) nor keep other units' loads waiting. Units in flight bound
+    how many loads run at once."""
+    try:
+        return _LOADING.get()
+    except LookupError:
+        limiter = trio.CapacityLimiter(math.inf)
+        _LOADING.set(limiter)
+        return limiter
 
 
 def _reason(exc: BaseException) -> str:
