@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -41,28 +43,52 @@ class WtOutcome:
         return lines[0]
 
 
+# Linux charges a child the peak RSS of the image it was forked from (and of the one it exec'd
+# from), so a child of a large test process would report that process's peak. A small launcher
+# forks and execs `wt`, waits for it and writes its peak RSS (KiB) and exit code to the file in
+# argv[1] (nothing there: the deadline killed both).
+_LAUNCHER = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as f:
+    f.write(f"{usage.ru_maxrss} {os.waitstatus_to_exitcode(status)}")
+"""
+
+
 def run_wt(args: Sequence[str], *, cwd: Path | None = None, deadline_s: float = 60.0) -> WtOutcome:
     """Run `wt ARGS` with stdin closed; a process still running at the deadline is killed (and
-    the outcome then shows -9). Peak RSS comes from the kernel's accounting of that process."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+    the outcome then shows -9). Peak RSS is the kernel's figure for that process alone."""
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r") as rss,
+    ):
         t0 = time.monotonic()
         process = subprocess.Popen(
-            [*WT, *args], stdin=subprocess.DEVNULL, stdout=out, stderr=err, cwd=cwd
+            [sys.executable, "-c", _LAUNCHER, rss.name, *WT, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+            cwd=cwd,
+            start_new_session=True,
         )
-        timer = threading.Timer(deadline_s, process.kill)
+        timer = threading.Timer(deadline_s, os.killpg, (process.pid, signal.SIGKILL))
         timer.start()
         try:
-            _, status, usage = os.wait4(process.pid, 0)
+            process.wait()
         finally:
             timer.cancel()
-        process.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.monotonic() - t0
         out.seek(0)
         err.seek(0)
+        peak, _, code = (rss.read() or f"0 {-signal.SIGKILL}").partition(" ")
         return WtOutcome(
-            code=process.returncode,
+            code=int(code),
             stdout=out.read().decode("utf-8", "replace"),
             stderr=err.read().decode("utf-8", "replace"),
-            max_rss_mib=usage.ru_maxrss / 1024,
+            max_rss_mib=int(peak or 0) / 1024,
             seconds=seconds,
         )

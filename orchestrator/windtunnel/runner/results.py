@@ -192,10 +192,24 @@ class RunWriter:
         _fsync_dir(self.traces_dir)
 
         def append() -> None:
-            with open(self.results_path, "ab") as f:
-                f.write(b"".join(lines))
-                f.flush()
-                os.fsync(f.fileno())
+            fd = os.open(
+                self.results_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
+            )
+            try:
+                start = os.lseek(fd, 0, os.SEEK_END)
+                pending = memoryview(b"".join(lines))
+                try:
+                    while pending:
+                        pending = pending[os.write(fd, pending) :]
+                    os.fsync(fd)
+                except OSError:
+                    # A batch that half fits (a full disk) is cut back whole: a unit is in
+                    # results.jsonl exactly when it was reported finished.
+                    with contextlib.suppress(OSError):
+                        os.ftruncate(fd, start)
+                    raise
+            finally:
+                os.close(fd)
 
         _write_or_fail(self.results_path, append)
         for trace in traces:
