@@ -13,6 +13,7 @@ import pytest
 import trio
 
 from tests.processes import WT, read_until
+from tests.record.sdk_upstream import SECRET
 from tests.record.upstreams import SDK_UPSTREAM, sdk_http_upstream
 from windtunnel.cli.main import main
 from windtunnel.cli.record_command import UpstreamSpec, parse_record_upstreams
@@ -35,6 +36,8 @@ async def test_two_upstreams_one_universe_each_and_a_log_wt_import_reads(tmp_pat
                     str(log),
                     "--log-format",
                     "json",
+                    "--redact",
+                    "regex:sk-live-[0-9a-f]+",
                     f"billing={upstream}",
                     "crm=--",
                     *SDK_UPSTREAM,
@@ -49,6 +52,7 @@ async def test_two_upstreams_one_universe_each_and_a_log_wt_import_reads(tmp_pat
             assert {entry["type"] for entry in servers.values()} == {"http"}
             async with mcp.Client(servers["crm"]["url"], mode="legacy") as client:
                 await client.call_tool("lookup", {"query": "acme"})
+                await client.call_tool("issue_token", {"user": "ana"})
             async with mcp.Client(servers["billing"]["url"], mode="auto") as client:
                 await client.call_tool("counter", {})
                 await client.call_tool("counter", {})
@@ -59,17 +63,23 @@ async def test_two_upstreams_one_universe_each_and_a_log_wt_import_reads(tmp_pat
             assert await process.wait() == 0, stderr
     crm = load_universe(out / "crm.universe.json")
     billing = load_universe(out / "billing.universe.json")
-    assert [r.tool_name for r in crm.recordings] == ["lookup"]
+    assert [r.tool_name for r in crm.recordings] == ["lookup", "issue_token"]
+    assert crm.recordings[1].result["structuredContent"]["api_key"] == "[REDACTED:1]"
+    assert SECRET not in (out / "crm.universe.json").read_text() + log.read_text()
     assert [r.tool_name for r in billing.recordings] == ["counter", "counter"]
     assert billing.tool("counter") is not None and billing.tool("counter").mode == "sequence"  # type: ignore[union-attr]
     assert billing.meta["upstream"] == {"name": "billing", "source": upstream}
     text = stderr.decode()
-    assert f"crm: 1 call(s), 1 recording(s), 8 tool(s) -> {out / 'crm.universe.json'}" in text
+    assert f"crm: 2 call(s), 2 recording(s), 8 tool(s) -> {out / 'crm.universe.json'}" in text
+    assert "crm: redacted 1 distinct value(s): regex:sk-live-[0-9a-f]+ 1" in text
     assert "billing: 2 call(s), 2 recording(s), 8 tool(s)" in text
     assert "(sequence mode: counter)" in text
     assert main(["import", str(log), "-o", str(tmp_path / "imported"), "--task", "replay"]) == 0
     imported = load_universe(tmp_path / "imported" / "crm.universe.json")
-    assert [(r.tool_name, r.args) for r in imported.recordings] == [("lookup", {"query": "acme"})]
+    assert [(r.tool_name, r.args) for r in imported.recordings] == [
+        ("lookup", {"query": "acme"}),
+        ("issue_token", {"user": "ana"}),
+    ]
 
 
 def test_upstream_words_are_split_into_urls_commands_and_options() -> None:
