@@ -3,17 +3,21 @@ stdio, with no RecursionError anywhere and no line left unanswered."""
 
 from __future__ import annotations
 
+import json
 import logging
 
 import httpx2
+import mcp
 import pydantic_core
 import pytest
 import trio
 
 from tests.serving.compat import COMPAT_UNIVERSE
 from tests.serving.stdio_session import ANSWERING, INITIALIZE, INITIALIZED, stdio_session
+from windtunnel.errors import UniverseError
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.mcp._plain_call import SDK_MAX_DEPTH
+from windtunnel.universe import MAX_NESTING, decode_universe
 
 HEADERS = {
     "Content-Type": "application/json",
@@ -113,3 +117,42 @@ async def test_stdio_fast_path_and_sdk_agree_at_every_depth(
     assert fast == sdk
     assert fast == [body for _, body in http]
     assert not [r for r in caplog.records if "recursion" in r.getMessage().lower() and r.exc_info]
+
+
+def _deep_result(levels: int) -> dict[str, object]:
+    """An object result whose arrays and objects nest `levels` deep (a 1 at the bottom)."""
+    value: object = 1
+    for _ in range(levels - 1):
+        value = [value]
+    return {"v": value}
+
+
+def _universe_with_result(levels: int) -> bytes:
+    document = {
+        "windtunnel_universe": 1,
+        "tools": [{"name": "deep"}],
+        "recordings": [{"tool_name": "deep", "args": {}, "result": _deep_result(levels)}],
+    }
+    return json.dumps(document).encode()
+
+
+@pytest.mark.parametrize("fast", [True, False])
+async def test_what_loads_serves_to_a_real_client_and_one_level_more_is_refused(
+    fast: bool,
+) -> None:
+    """`wt validate` and `wt serve` agree on depth: a result nested `MAX_NESTING` deep loads and
+    reaches the official SDK client intact over HTTP (fast path or SDK); one level more is
+    refused when the file loads, naming the recording."""
+    server = RecordedMCPServer(decode_universe(_universe_with_result(MAX_NESTING), file="d.json"))
+    server.log_events = False
+    server.fast_calls = fast
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with mcp.Client(url) as client:
+                result = await client.call_tool("deep", {})
+            await server.stop()
+    assert result.structured_content == _deep_result(MAX_NESTING)
+    assert not result.is_error
+    with pytest.raises(UniverseError, match="recordings"):
+        decode_universe(_universe_with_result(MAX_NESTING + 1), file="d.json")

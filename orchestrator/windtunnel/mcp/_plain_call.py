@@ -45,6 +45,7 @@ from mcp_types import methods as sdk_methods
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..calls import MCPCall
+from ..canonical import nested_deeper_than
 from ._bridge import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 
 __all__ = ["SDK_MAX_DEPTH", "PlainCall", "PlainCalls", "decode_message", "remember"]
@@ -52,9 +53,10 @@ __all__ = ["SDK_MAX_DEPTH", "PlainCall", "PlainCalls", "decode_message", "rememb
 SDK_MAX_DEPTH = 200
 """The deepest nesting of non-empty arrays and objects the SDK's JSON parser (pydantic-core's
 jiter) reads in a message (an empty one adds no level); one level deeper is a parse error, on
-either transport. A message nested deeper is not
-a plain call: the SDK answers it (`tests/serving/test_depth.py` holds the two to the same
-answers at every depth)."""
+either transport. A message nested deeper is not a plain call: the SDK answers it
+(`tests/serving/test_depth.py` holds the two to the same answers at every depth). The fast
+paths count empty ones too (`nested_deeper_than`), so at the very edge they may hand the SDK a
+message it still reads: declining is always safe."""
 
 # Bounds on the memos: entries, and the largest result worth keying by its encoding.
 _MEMO_ENTRIES = 1024
@@ -209,26 +211,9 @@ def decode_message(raw: bytes | str) -> Any:
         brackets = raw.count("[") + raw.count("{")
     else:
         brackets = raw.count(b"[") + raw.count(b"{")
-    if brackets > SDK_MAX_DEPTH and _deeper_than(message, SDK_MAX_DEPTH):
+    if brackets > SDK_MAX_DEPTH and nested_deeper_than(message, SDK_MAX_DEPTH):
         return None
     return message
-
-
-def _deeper_than(value: Any, limit: int) -> bool:
-    """Whether non-empty arrays and objects in `value` nest more than `limit` levels, as jiter
-    counts them (no recursion here)."""
-    stack: list[tuple[Any, int]] = [(value, 1)] if _non_empty_container(value) else []
-    while stack:
-        current, depth = stack.pop()
-        if depth > limit:
-            return True
-        children = current.values() if isinstance(current, dict) else current
-        stack.extend((child, depth + 1) for child in children if _non_empty_container(child))
-    return False
-
-
-def _non_empty_container(value: Any) -> bool:
-    return isinstance(value, dict | list) and len(value) > 0
 
 
 def _json_key(value: Any) -> bytes | None:
