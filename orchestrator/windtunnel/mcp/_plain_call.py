@@ -206,14 +206,18 @@ def decode_message(raw: bytes | str) -> Any:
         message = msgspec.json.decode(raw)
     except (msgspec.DecodeError, RecursionError):  # RecursionError: past msgspec's own limit
         return None
-    # Fewer brackets than the limit cannot nest past it: the walk is for the rare others.
-    if isinstance(raw, str):
-        brackets = raw.count("[") + raw.count("{")
-    else:
-        brackets = raw.count(b"[") + raw.count(b"{")
-    if brackets > SDK_MAX_DEPTH and nested_deeper_than(message, SDK_MAX_DEPTH):
+    # Nesting d levels takes 2d bytes, and as many brackets: most calls are shorter than the
+    # limit's 400 bytes, and the walk is for the rare ones with more brackets than levels.
+    deep = len(raw) > 2 * SDK_MAX_DEPTH and _brackets(raw) > SDK_MAX_DEPTH
+    if deep and nested_deeper_than(message, SDK_MAX_DEPTH):
         return None
     return message
+
+
+def _brackets(raw: bytes | str) -> int:
+    if isinstance(raw, str):
+        return raw.count("[") + raw.count("{")
+    return raw.count(b"[") + raw.count(b"{")
 
 
 def _json_key(value: Any) -> bytes | None:
