@@ -186,7 +186,7 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
     )
     for recording in universe.recordings:
         recording.args = flatten_wire_args(recording.tool_name, recording.args)
-    validate_universe(universe, file=file)
+    validate_universe(universe, file=file, nesting_checked=True)
     return universe
 
 
@@ -197,6 +197,12 @@ def _decode_recording(raw: msgspec.Raw, index: int, file: str) -> Recording:
         message, path = _split_msgspec_error(exc, bytes(raw))
         where = f"$.recordings[{index}]" + (path[1:] if path else "")
         raise UniverseError(message, file=file, path=where) from None
+    # Nesting needs an opening bracket per level: a recording with few brackets in its bytes
+    # (brackets inside strings count too) cannot nest too deep, and is not walked.
+    text = bytes(raw)
+    if text.count(b"[") + text.count(b"{") > MAX_NESTING:
+        _check_nesting(recording.args, file, f"$.recordings[{index}].args")
+        _check_nesting(recording.result, file, f"$.recordings[{index}].result")
     return recording
 
 
@@ -219,8 +225,11 @@ def _raise_version_error(data: bytes | str, file: str) -> None:
         raise _version_error(version, file)
 
 
-def validate_universe(universe: Universe, *, file: str = "<universe>") -> None:
-    """Check every cross-reference; raise `UniverseError` for the first problem found."""
+def validate_universe(
+    universe: Universe, *, file: str = "<universe>", nesting_checked: bool = False
+) -> None:
+    """Check every cross-reference and the nesting limit (unless the recordings' was already
+    checked, as decoding does); raise `UniverseError` for the first problem found."""
     names: set[str] = set()
     for i, tool in enumerate(universe.tools):
         if not tool.name:
@@ -236,8 +245,9 @@ def validate_universe(universe: Universe, *, file: str = "<universe>") -> None:
         for field in ("input_schema", "result_schema"):
             _check_nesting(getattr(tool, field), file, f"$.tools[{i}].{field}")
     for i, recording in enumerate(universe.recordings):
-        _check_nesting(recording.args, file, f"$.recordings[{i}].args")
-        _check_nesting(recording.result, file, f"$.recordings[{i}].result")
+        if not nesting_checked:
+            _check_nesting(recording.args, file, f"$.recordings[{i}].args")
+            _check_nesting(recording.result, file, f"$.recordings[{i}].result")
         if recording.tool_name not in names:
             raise UniverseError(
                 f"recording names undeclared tool {recording.tool_name!r}",

@@ -11,6 +11,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import trio
@@ -28,8 +29,10 @@ from tests.reliability.packs import (
 from tests.reliability.wt_process import run_wt
 from windtunnel.calls import MCPCall
 from windtunnel.cli.main import main
+from windtunnel.errors import UniverseError
 from windtunnel.runner import read_results
 from windtunnel.runner.trace import drop_deep_values
+from windtunnel.universe import decode_universe
 
 # Every command that reads a file named on its command line; FILE stands for the bad input.
 COMMANDS = {
@@ -235,6 +238,30 @@ def test_a_deep_universe_fails_only_its_scenario_and_the_reports_are_written(
         assert (tmp_path / "run" / name).stat().st_size > 0
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert (summary["passed"], summary["errors"]) == (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("result", "loads"),
+    [
+        (nested(128), True),
+        (nested(129), False),
+        ([{"id": i, "tags": [[i]]} for i in range(300)], True),  # 900 brackets, 3 levels
+        ([nested(127)] * 3, True),
+        ({"a": [nested(128)]}, False),
+    ],
+)
+def test_the_universe_nesting_limit_is_exact(result: Any, loads: bool) -> None:
+    """Recorded values load up to 128 levels of nesting, however many brackets; 129 is refused by path."""
+    data = json.dumps(universe_doc(result=result))
+    if loads:
+        assert decode_universe(data, file="u.json").recordings[0].result == result
+        return
+    with pytest.raises(UniverseError) as caught:
+        decode_universe(data, file="u.json")
+    assert str(caught.value) == (
+        "u.json at $.recordings[0].result: nested deeper than 128 levels; MCP clients cannot "
+        "read it"
+    )
 
 
 def test_values_too_deep_for_a_trace_fail_the_unit_and_are_replaced() -> None:
