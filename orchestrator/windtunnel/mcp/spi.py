@@ -30,10 +30,6 @@ from ._stdio_fast import StdioFastCalls
 if TYPE_CHECKING:
     from ._http import HTTPServing
 
-# The bind addresses the SDK turns its own (prefix-matching) DNS-rebinding checks on for. Our
-# servers check every bind address (`trusted_hosts`); `wt record`'s proxy still keys on these.
-LOOPBACK_BINDS = ("127.0.0.1", "localhost", "::1")
-
 __all__ = ["MCPServer"]
 
 

@@ -9,22 +9,22 @@
   notifications and requests (one at a time, as the transport says). No session ids: one stdio
   server is one session.
 
-Both check Host and Origin on loopback binds (DNS rebinding: 421 / 403) and refuse request bodies
-over 4 MiB (413), as `wt serve` does. A request the upstream does not answer gets a JSON-RPC error
-naming the upstream and why (timeout, crash, refused connection).
+Both check Host and Origin on every bind (DNS rebinding: 421 / 403, `TrustedHosts`) and refuse
+request bodies over 4 MiB (413), as `wt serve` does. A request the upstream does not answer gets a
+JSON-RPC error naming the upstream and why (timeout, crash, refused connection).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx2
 import structlog
 import trio
 
 from ..mcp._http import MAX_REQUEST_BODY
+from ..trusted_hosts import TrustedHosts
 from .link import Link, UpstreamFailure, error_response, one_line
 from .sse import SSEDataReader
 from .tap import SessionTap, decode_messages
@@ -53,7 +53,6 @@ _HOP_BY_HOP = frozenset(
         b"content-encoding",
     }
 )
-_LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]", "::1")
 
 
 class _Refused(Exception):
@@ -63,26 +62,38 @@ class _Refused(Exception):
 
 
 class _Guard:
-    """Path, DNS-rebinding and body-size checks shared by both apps."""
+    """Path, DNS-rebinding and body-size checks shared by both apps.
 
-    def __init__(self, *, path: str, loopback_only: bool) -> None:
+    Host and Origin are checked as `wt serve` checks them (`TrustedHosts`: the bind address and
+    the bound port, exactly, on every bind). The port is known only once hypercorn has bound,
+    so the proxy hands the check over with `trust`; until then every request is refused.
+    """
+
+    def __init__(self, *, path: str) -> None:
         self.path = path
-        self.loopback_only = loopback_only
+        self.trusted: TrustedHosts | None = None
+
+    def trust(self, trusted: TrustedHosts) -> None:
+        self.trusted = trusted
 
     def check(self, scope: Scope) -> None:
         if scope["path"].rstrip("/") != self.path:
             raise _Refused(404, "not found")
-        if not self.loopback_only:
-            return
-        headers = dict(scope["headers"])
-        host = headers.get(b"host", b"").decode("latin-1")
-        if _host_name(host) not in _LOOPBACK_HOSTS:
-            raise _Refused(421, "misdirected request: Host is not this loopback server")
-        origin = headers.get(b"origin")
-        if origin is not None:
-            name = urlsplit(origin.decode("latin-1")).hostname or ""
-            if name not in _LOOPBACK_HOSTS:
-                raise _Refused(403, "forbidden: Origin is not a loopback address")
+        hosts: list[str] = []
+        origins: list[str] = []
+        for name, value in scope["headers"]:
+            if name == b"host":
+                hosts.append(value.decode("latin-1"))
+            elif name == b"origin":
+                origins.append(value.decode("latin-1"))
+        origin = origins[0] if len(origins) == 1 else None
+        trusted = self.trusted
+        if trusted is None or len(hosts) != 1 or len(origins) > 1:
+            raise _Refused(421, "Invalid Host header")
+        if not trusted.allows(hosts[0], origin):
+            if trusted.allows(hosts[0], None):
+                raise _Refused(403, "Invalid Origin header")
+            raise _Refused(421, "Invalid Host header")
 
     async def body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
@@ -98,12 +109,6 @@ class _Guard:
             chunks.append(chunk)
             if not message.get("more_body", False):
                 return b"".join(chunks)
-
-
-def _host_name(host: str) -> str:
-    if host.startswith("["):
-        return host.split("]")[0] + "]"
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
 
 
 async def _lifespan(receive: Receive, send: Send) -> None:
@@ -141,12 +146,11 @@ class ReverseProxyApp:
         tap: SessionTap,
         timeout_s: float | None,
         path: str = "/mcp",
-        loopback_only: bool = True,
     ) -> None:
         self.upstream_url = upstream_url
         self.tap = tap
         self.timeout_s = timeout_s
-        self.guard = _Guard(path=path, loopback_only=loopback_only)
+        self.guard = _Guard(path=path)
         self.client: httpx2.AsyncClient | None = None
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
@@ -321,9 +325,9 @@ class _AgentStream:
 class LinkApp:
     """HTTP agent, stdio upstream: JSON answers; a GET stream for the upstream's own messages."""
 
-    def __init__(self, link: Link, *, path: str = "/mcp", loopback_only: bool = True) -> None:
+    def __init__(self, link: Link, *, path: str = "/mcp") -> None:
         self.link = link
-        self.guard = _Guard(path=path, loopback_only=loopback_only)
+        self.guard = _Guard(path=path)
         self._stream_open = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:

@@ -19,6 +19,7 @@ import os
 import time
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 import hypercorn.config
 import hypercorn.trio
@@ -29,7 +30,8 @@ from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
 from ..mcp._bridge import ToolSpec
-from ..mcp.spi import LOOPBACK_BINDS, MCPServer
+from ..mcp.spi import MCPServer
+from ..trusted_hosts import TrustedHosts
 from ..universe import UniverseTool
 from .build import Recording, RecordingBuilder, redacted_calls, universe_tools
 from .http_front import LinkApp, ReverseProxyApp
@@ -160,7 +162,6 @@ class RecordingProxy(MCPServer):
         """Serve the agent over HTTP at `/mcp` until stopped; report the URL once bound."""
         if self._url is not None:
             raise ServerError(f"server {self.name!r} is already started")
-        loopback = host in LOOPBACK_BINDS
         config = hypercorn.config.Config()
         config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         config.accesslog = None
@@ -179,13 +180,12 @@ class RecordingProxy(MCPServer):
                             self.upstream,
                             tap=self.tap,
                             timeout_s=self.timeout_s,
-                            loopback_only=loopback,
                         )
                         await nursery.start(app.run)
                     else:
                         link = self._link()
                         await nursery.start(self._run_link, link)
-                        app = LinkApp(link, loopback_only=loopback)
+                        app = LinkApp(link)
                     async with trio.open_nursery() as http:
                         try:
                             binds: list[str] = await http.start(
@@ -201,6 +201,8 @@ class RecordingProxy(MCPServer):
                                 f"server {self.name!r} cannot listen on {host}:{port}: "
                                 f"{exc.strerror}{fd_hint(exc.errno)}"
                             ) from None
+                        bound = urlsplit(binds[0]).port
+                        app.guard.trust(TrustedHosts(host, [] if bound is None else [bound]))
                         self._url = binds[0] + "/mcp"
                         task_status.started(self._url)
                     # hypercorn has finished in-flight requests: the upstream can go now.
