@@ -132,11 +132,11 @@ def _markdown(
         "universe rewritten as calls arrive; the direct path is one hop into the fast path.",
         "",
         "Where the time goes (cProfile of a bare `RecordingProxy`, 2,760 calls, at load "
-        "average 10 on this machine, before JSON answers went out in one piece): 13,802 socket sends, 5.0 per "
-        "call (request head and body to the upstream, response head, body and end to the "
-        "agent), 9.1 s of the 31 s in `send` and 10.3 s "
-        "waiting in `epoll`; the proxy's own code (tap, forwarding) was 1.3% of the time. On a "
-        "loaded 2-core VM each loopback send wakes the other process, so the ratio is mostly "
+        "average 10 on this machine, before JSON answers went out in one piece): 13,802 "
+        "socket sends, 5.0 per call (request head and body to the upstream, response head, "
+        "body and end to the agent), 9.1 s of the 31 s in `send` and 10.3 s waiting in "
+        "`epoll`; the proxy's own code (tap, forwarding) was 1.3% of the time. On a loaded "
+        "2-core VM each loopback send wakes the other process, so the ratio is mostly "
         "syscalls and context switches, not Python.",
     ]
     return "\n".join(lines)
