@@ -1,4 +1,4 @@
-"""A live fastmcp server for the recording tests; runs in `.venvs/fastmcp` (tests/requirements).
+"""A live fastmcp server for the recording tests; runs in `.venvs/fw-fastmcp` (tests/requirements).
 
 python fastmcp_upstream.py stdio
 python fastmcp_upstream.py http     # prints its URL (a socket bound on port 0), then serves

@@ -54,7 +54,7 @@ async def fastmcp_http(python: Path) -> AsyncIterator[str]:
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_fastmcp_through_the_proxy_equals_direct(transport: str, tmp_path: Path) -> None:
     """Structured results, a stateful tool and a tool error pass unchanged; replay matches."""
-    python = thirdparty_python("fastmcp")
+    python = thirdparty_python("fw-fastmcp")
     command = [str(python), SCRIPT, "stdio"]
     with trio.fail_after(90):
         if transport == "stdio":
