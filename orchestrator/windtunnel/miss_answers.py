@@ -8,7 +8,7 @@ from typing import Any
 from .matching import Miss, Nearest, UniverseIndex
 from .universe import Universe
 
-__all__ = ["SynthesizeHook", "empty_result", "fail_call_result"]
+__all__ = ["SynthesizeHook", "empty_result", "fail_call_result", "unknown_tool_result"]
 
 SynthesizeHook = Callable[[str, dict[str, Any], Universe], Any]
 """`hook(tool_name, args, universe)` returns the payload for a `synthesize` miss."""
@@ -70,4 +70,14 @@ def fail_call_result(tool_name: str, miss: Miss, nearest: Nearest | None) -> dic
         "reason": miss.reason,
         "message": message,
         "nearest": nearest.to_dict() if nearest is not None else None,
+    }
+
+
+def unknown_tool_result(tool_name: str) -> dict[str, Any]:
+    """What the call log holds for a call of a tool the server does not declare (replay or mock);
+    over MCP the agent gets the JSON-RPC error instead."""
+    return {
+        "error": "unknown_tool",
+        "tool": tool_name,
+        "message": f"this server does not declare a tool named {tool_name!r}",
     }

@@ -23,7 +23,7 @@ from .calls import MCPCall, is_tool_result
 from .canonical import is_json_value
 from .errors import HookRequiredError
 from .matching import Hit, Miss, SequenceState, UniverseIndex
-from .miss_answers import SynthesizeHook, empty_result, fail_call_result
+from .miss_answers import SynthesizeHook, empty_result, fail_call_result, unknown_tool_result
 from .universe import Universe, validate_universe
 
 __all__ = ["CallListener", "Replay"]
@@ -122,11 +122,7 @@ class Replay:
         fault: str | None = None
         result: Any
         if not known:
-            result = {
-                "error": "unknown_tool",
-                "tool": tool_name,
-                "message": f"this universe does not declare a tool named {tool_name!r}",
-            }
+            result = unknown_tool_result(tool_name)
             is_error = True
         elif policy == "nearest" and nearest is not None:
             result = self.universe.recordings[nearest.index].result

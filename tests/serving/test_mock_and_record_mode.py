@@ -13,7 +13,7 @@ import trio
 from tests.processes import wt_serve
 from windtunnel.api import freeze_universe, load_universe
 from windtunnel.errors import ServerError, UnknownToolError
-from windtunnel.mcp import MockMCPServer
+from windtunnel.mcp import MockMCPServer, RecordedMCPServer
 from windtunnel.mcp.mock import schema_from_signature
 
 
@@ -76,6 +76,38 @@ def test_mock_in_process_calls_and_errors() -> None:
     assert [c.is_error for c in log] == [False, False, True, True, True]
     assert log[-1].divergence is not None
     assert log[-1].divergence["reason"] == "unknown_tool"
+
+
+def test_mock_and_replay_log_an_unknown_tool_alike(tmp_path: Path) -> None:
+    """A call of an undeclared tool leaves the same result and evidence in a mock's call log as
+    in a recorded server's (one builder, no drift)."""
+    mock = build_mock()
+    recorded = RecordedMCPServer(freeze_universe([], tools=[], path=tmp_path / "empty.json"))
+    for server in (mock, recorded):
+        with pytest.raises(UnknownToolError):
+            server.call_tool("ghost", {"a": 1})
+    (mock_call,) = mock.call_log()
+    (replay_call,) = recorded.call_log()
+    assert (
+        mock_call.result
+        == replay_call.result
+        == {
+            "error": "unknown_tool",
+            "tool": "ghost",
+            "message": "this server does not declare a tool named 'ghost'",
+        }
+    )
+    assert (
+        mock_call.divergence
+        == replay_call.divergence
+        == {
+            "tool": "ghost",
+            "args": {"a": 1},
+            "reason": "unknown_tool",
+            "policy": "fail_call",
+            "nearest": None,
+        }
+    )
 
 
 async def test_async_tool_in_process_inside_trio_is_a_clear_error() -> None:

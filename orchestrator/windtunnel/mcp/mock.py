@@ -25,6 +25,7 @@ import trio
 
 from ..calls import MCPCall
 from ..errors import ServerError, UnknownToolError
+from ..miss_answers import unknown_tool_result
 from ..replay import CallListener
 from ..universe import ToolMode, UniverseTool
 from ._bridge import ToolSpec
@@ -194,7 +195,7 @@ class MockMCPServer(MCPServer):
         return MCPCall(
             tool_name=tool_name,
             args=args,
-            result={"error": "unknown_tool", "tool": tool_name},
+            result=unknown_tool_result(tool_name),
             extra={"divergence": divergence},
             upstream=self.name,
             is_error=True,
