@@ -23,7 +23,7 @@ from ..runner.progress import Progress
 from ..runner.results import read_results
 from ..runner.scenario import ScenarioPack
 from ..runner.summary import Summary
-from ..runner.units import plan_units
+from ..runner.units import count_units, plan_units
 from ..scale.local import ShardExit, run_local_shards
 from ..scale.manifest import MANIFEST_FILE, build_manifest
 from ..scale.merge import EVENTS_FILE, MERGE_FILE, merge_runs
@@ -292,7 +292,7 @@ def run_workers(
     """
     root = options.run_dir
     _check_fresh(root, options.resume)
-    total = len(plan_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats))
+    total = count_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats)
     if args.executor == "ray":
         interrupted, shards, failures = _on_ray(args, pack, options, progress, total)
     else:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,7 +18,7 @@ from .results import RunWriter
 from .scenario import ScenarioPack
 from .summary import Summary
 from .trace import Trace
-from .units import WorkUnit, plan_units
+from .units import WorkUnit, count_units, iter_units
 
 __all__ = ["PackRunOptions", "run_pack"]
 
@@ -66,16 +66,28 @@ async def run_pack(
     if concurrency < 1:
         raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
     writer = RunWriter(options.run_dir, pack=pack.name)
-    units = (
-        options.units
+
+    # The plan is walked lazily (once to count what is left, once to run it): memory holds the
+    # units in flight, never the plan.
+    def plan() -> Iterable[WorkUnit]:
+        if options.units is not None:
+            return options.units
+        return iter_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats)
+
+    total = (
+        len(options.units)
         if options.units is not None
-        else plan_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats)
+        else count_units(pack, scenario_filter=options.scenario_filter, repeats=options.repeats)
     )
-    finished = writer.finished_ids() if options.resume else set()
-    todo = [unit for unit in units if unit.id not in finished]
+    finished = writer.finished
+
+    def todo() -> Iterator[WorkUnit]:
+        return (unit for unit in plan() if not options.resume or unit.id not in finished)
+
+    skipped = sum(1 for unit in plan() if unit.id in finished) if options.resume else 0
     base_dir = Path(pack.source).parent if pack.source else None
     progress = progress or Progress(live=False)
-    progress.start(len(todo), skipped=len(units) - len(todo))
+    progress.start(total - skipped, skipped=skipped)
     events_path = options.run_dir / "events.jsonl"
     try:
         events = open(events_path, "a", encoding="utf-8")  # noqa: ASYNC230, SIM115  # opened once
@@ -89,7 +101,16 @@ async def run_pack(
                 pack=pack.name, sinks=all_sinks, feed_port=options.feed_port
             ) as fleet:
                 await _run_units(
-                    todo, fleet, pack, options, base_dir, writer, progress, on_trace, concurrency
+                    todo(),
+                    total - skipped,
+                    fleet,
+                    pack,
+                    options,
+                    base_dir,
+                    writer,
+                    progress,
+                    on_trace,
+                    concurrency,
                 )
         except BaseException:
             progress.close()
@@ -113,7 +134,8 @@ async def run_pack(
 
 
 async def _run_units(
-    todo: list[WorkUnit],
+    todo: Iterator[WorkUnit],
+    todo_count: int,
     fleet: Fleet,
     pack: ScenarioPack,
     options: PackRunOptions,
@@ -123,10 +145,14 @@ async def _run_units(
     on_trace: Callable[[Trace], None] | None,
     concurrency: int,
 ) -> None:
-    send_units, receive_units = trio.open_memory_channel[WorkUnit](len(todo) or 1)
-    for unit in todo:
-        send_units.send_nowait(unit)
-    send_units.close()
+    send_units, receive_units = trio.open_memory_channel[WorkUnit](concurrency)
+
+    async def plan_feeder() -> None:
+        # Units are made as workers take them (the plan is a generator), not queued up front.
+        async with send_units:
+            for unit in todo:
+                await send_units.send(unit)
+
     send_traces, receive_traces = trio.open_memory_channel[Trace](concurrency)
 
     async def worker(
@@ -162,6 +188,7 @@ async def _run_units(
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(write_all)
+        nursery.start_soon(plan_feeder)
         async with send_traces, receive_units:
-            for _ in range(min(concurrency, len(todo))):
+            for _ in range(min(concurrency, todo_count)):
                 nursery.start_soon(worker, receive_units.clone(), send_traces.clone())

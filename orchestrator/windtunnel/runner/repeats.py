@@ -16,14 +16,24 @@ The two agree at k = 1. Results are computed exactly with fractions, then rounde
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from fractions import Fraction
 from math import comb
 from typing import Literal, TypeAlias
 
 from .trace import Trace
 
-__all__ = ["Estimator", "all_passed", "any_passed", "count_passes", "pass_at_k", "pass_hat_k"]
+__all__ = [
+    "Estimator",
+    "PassCurve",
+    "all_passed",
+    "any_passed",
+    "count_passes",
+    "pass_at_k",
+    "pass_at_k_of",
+    "pass_hat_k",
+    "pass_hat_k_of",
+]
 
 Estimator: TypeAlias = Literal["unbiased", "plugin"]
 
@@ -46,6 +56,11 @@ def pass_at_k(
 ) -> float:
     """Probability that at least one of k runs passes (see the module docstring)."""
     n, c = count_passes(results)
+    return pass_at_k_of(n, c, k, estimator=estimator)
+
+
+def pass_at_k_of(n: int, c: int, k: int, *, estimator: Estimator = "unbiased") -> float:
+    """`pass_at_k` from the counts alone: n runs, c of them passed."""
     _check(n, k)
     if estimator == "plugin":
         return float(1 - (1 - Fraction(c, n)) ** k)
@@ -57,6 +72,11 @@ def pass_hat_k(
 ) -> float:
     """pass^k: probability that all of k runs pass (see the module docstring)."""
     n, c = count_passes(results)
+    return pass_hat_k_of(n, c, k, estimator=estimator)
+
+
+def pass_hat_k_of(n: int, c: int, k: int, *, estimator: Estimator = "unbiased") -> float:
+    """`pass_hat_k` from the counts alone: n runs, c of them passed."""
     _check(n, k)
     if estimator == "plugin":
         return float(Fraction(c, n) ** k)
@@ -72,3 +92,31 @@ def all_passed(results: Sequence[bool | Trace]) -> bool:
 def any_passed(results: Sequence[bool | Trace]) -> bool:
     """Empirical: at least one run passed."""
     return count_passes(results)[1] > 0
+
+
+class PassCurve(Mapping[str, float]):
+    """pass@k (`kind="at"`) or pass^k (`kind="hat"`) for every k from 1 to n, keyed by k as
+    text, as `summary.json` lists them: computed from (n, c) when read, never held, so a
+    scenario of any number of repeats costs the same memory. Equal to the dict it stands for.
+    """
+
+    def __init__(self, n: int, c: int, kind: Literal["at", "hat"]) -> None:
+        self.n = n
+        self.c = c
+        self.kind = kind
+
+    def __getitem__(self, key: str) -> float:
+        k = int(key) if key.isascii() and key.isdigit() else 0
+        if not 1 <= k <= self.n or str(k) != key:
+            raise KeyError(key)
+        of = pass_at_k_of if self.kind == "at" else pass_hat_k_of
+        return of(self.n, self.c, k)
+
+    def __iter__(self) -> Iterator[str]:
+        return (str(k) for k in range(1, self.n + 1))
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __repr__(self) -> str:
+        return f"PassCurve(n={self.n}, c={self.c}, kind={self.kind!r})"

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -26,11 +27,14 @@ import msgspec
 from ..canonical import scrub_surrogates
 from ..errors import InputError
 from ..input_files import read_input
+from .finished import FinishedUnits
 from .html_report import ReportUnits, write_report
 from .junit import write_junit
 from .layout import RESULTS_FILE, TRACES_DIR, trace_filename, trace_relpath
 from .summary import Summary, SummaryBuilder
+from .summary_file import write_summary
 from .trace import Trace
+from .unit_order import UnitOrder
 
 __all__ = [
     "RESULTS_FILE",
@@ -125,9 +129,9 @@ class RunWriter:
             raise InputError(
                 f"cannot create the run directory: {exc.strerror}", file=os.fspath(run_dir)
             ) from None
-        # Only the ids stay in memory; the summary is built as units are written, and the
-        # reports stream the units back from disk: memory does not grow with the run's units.
-        self._ids: dict[str, None] = {}
+        # Only a bit per finished unit stays in memory; the summary is built as units are
+        # written, and the reports stream the units back from disk.
+        self._finished = FinishedUnits()
         self._summary = SummaryBuilder(pack)
         self._rewritten = False
         if self.results_path.exists():
@@ -140,10 +144,9 @@ class RunWriter:
                 self._count(row)
 
     def _count(self, trace: Trace) -> None:
-        if trace.unit_id in self._ids:
+        if not self._finished.add(trace.unit_id):
             self._rewritten = True  # a rerun: its last result counts, read back at `finish`
             return
-        self._ids[trace.unit_id] = None
         self._summary.add(trace)
 
     @property
@@ -152,8 +155,13 @@ class RunWriter:
         back from the run directory with its call log."""
         return read_results(self.run_dir)
 
+    @property
+    def finished(self) -> FinishedUnits:
+        """The units finished so far (read back when resuming, then each one written)."""
+        return self._finished
+
     def finished_ids(self) -> set[str]:
-        return set(self._ids)
+        return set(self._finished)
 
     def trace_path(self, unit_id: str) -> Path:
         path = self.traces_dir / trace_filename(unit_id)
@@ -230,9 +238,13 @@ class RunWriter:
             summary = builder.build()
         else:
             summary = self._summary.build()
-        summary_json = msgspec.json.format(_encoder.encode(summary), indent=2) + b"\n"
         target = self.run_dir / "summary.json"
-        _write_or_fail(target, lambda: atomic_write(target, summary_json))
+
+        def summary_file() -> None:
+            with atomic_stream(target) as f:
+                write_summary(f, summary)
+
+        _write_or_fail(target, summary_file)
 
         def junit() -> None:
             with atomic_stream(self.run_dir / "junit.xml") as f:
@@ -381,27 +393,25 @@ class RunUnits(ReportUnits):
 
     def ordered(self) -> Iterator[Trace]:
         """Failures and errors first, then passes; each group by unit id."""
+        order = UnitOrder()
         if self._offsets is None:
-            index = [(_RANK[row.status], row.unit_id, o) for o, row in iter_rows(self.run_dir)]
+            for offset, row in iter_rows(self.run_dir):
+                order.add(row.unit_id, row.status, offset)
         else:
-            index = [
-                (_RANK[row.status], row.unit_id, o)
-                for o in self._offsets.values()
-                for row in [self._at(o)]
-            ]
-        if not index:
+            for offset in self._offsets.values():
+                row = self._at(offset)
+                order.add(row.unit_id, row.status, offset)
+        offsets = order.offsets()
+        first = next(offsets, None)
+        if first is None:
             return
-        index.sort()
         with open(self.run_dir / RESULTS_FILE, "rb") as f:
-            for *_, offset in index:
+            for offset in itertools.chain([first], offsets):
                 f.seek(offset)
                 yield _decoder.decode(f.readline())
 
     def full(self, row: Trace) -> Trace:
         return load_full_trace(self.run_dir, row)
-
-
-_RANK = {"error": 0, "failed": 1, "passed": 2}
 
 
 def write_traces(run_dir: str | os.PathLike[str], traces: Iterable[Trace], pack: str) -> Summary:

@@ -8,12 +8,12 @@ without holding its units.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 import msgspec
 
 from .coverage import CoverageTotals, ScenarioCoverage
-from .repeats import pass_at_k, pass_hat_k
+from .repeats import PassCurve
 from .trace import Trace
 
 __all__ = [
@@ -37,16 +37,17 @@ class Durations(msgspec.Struct, kw_only=True):
 
 
 class ScenarioSummary(msgspec.Struct, kw_only=True):
-    """One scenario over its repeats. `pass_at_k` / `pass_hat_k` are keyed by k (as text);
-    `coverage` is keyed by upstream."""
+    """One scenario over its repeats. `pass_at_k` / `pass_hat_k` are keyed by k (as text): a
+    `PassCurve` computed on demand when built by `SummaryBuilder`, a dict when read from
+    `summary.json`; `coverage` is keyed by upstream."""
 
     runs: int
     passed: int
     failed: int
     errors: int
     pass_rate: float
-    pass_at_k: dict[str, float]
-    pass_hat_k: dict[str, float]
+    pass_at_k: Mapping[str, float]
+    pass_hat_k: Mapping[str, float]
     all_passed: bool
     any_passed: bool
     divergences: int
@@ -113,16 +114,14 @@ class _ScenarioCounts(_Counts):
 
     def summary(self) -> ScenarioSummary:
         n, passed = self.runs, self.passed
-        outcomes = [True] * passed + [False] * (n - passed)
-        ks = range(1, n + 1)
         return ScenarioSummary(
             runs=n,
             passed=passed,
             failed=n - passed - self.errors,
             errors=self.errors,
             pass_rate=passed / n,
-            pass_at_k={str(k): pass_at_k(outcomes, k) for k in ks},
-            pass_hat_k={str(k): pass_hat_k(outcomes, k) for k in ks},
+            pass_at_k=PassCurve(n, passed, "at"),
+            pass_hat_k=PassCurve(n, passed, "hat"),
             all_passed=passed == n,
             any_passed=passed > 0,
             divergences=self.divergences,
