@@ -35,12 +35,13 @@ SNIPPET_DEADLINE_S = 120
 
 
 def test_every_framework_section_has_a_tested_snippet() -> None:
-    """The page's snippets are the four framework sections', each marked for a test."""
+    """The page's snippets are the five framework sections', each marked for a test."""
     assert [(s["venv"], s["transport"]) for s in SNIPPETS] == [
         ("fw-pydantic-ai", "http"),
         ("fw-openai-agents", "http"),
         ("fw-langchain", "stdio"),
         ("fw-fastmcp", "http"),
+        ("fw-inspect-ai", "http"),
     ]
     assert DOC.read_text().count("```python") == len(SNIPPETS)
 

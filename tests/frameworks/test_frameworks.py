@@ -147,3 +147,28 @@ async def test_fastmcp(transport: str, tmp_path: Path) -> None:
             ("client_lookup", "exact"),
         ],
     )
+
+
+async def test_inspect_ai(tmp_path: Path) -> None:
+    """inspect-ai over stdio: text only, a miss as `ToolCallError`, cursors held only by react()."""
+    async with open_upstreams("stdio", tmp_path) as upstreams:
+        seen = await run_client("fw-inspect-ai", "inspect_ai_client.py", upstreams)
+    # inspect-ai closes each schema and names every undescribed parameter after itself.
+    assert seen["tools"] == {
+        name: {
+            **schema,
+            "properties": {
+                key: {**value, "description": key} for key, value in schema["properties"].items()
+            },
+            "additionalProperties": False,
+        }
+        for name, schema in CRM_TOOLS.items()
+    }
+    assert seen["hit"] == {"text": text_of(CLIENT), "error": None}
+    assert seen["miss"] == {"text": "", "error": ["unknown", text_of(MISS_ERROR)]}
+    first, second = "page 1: T-1 double charge", "page 2: T-2 refund pending"
+    assert seen["pages"] == {"held": [first, second], "per_call": [first, first]}
+    assert sorted(upstreams.calls("crm")) == sorted(
+        [("client_lookup", "exact"), ("client_lookup", "miss")] + [("list_tickets", "exact")] * 4
+    )
+    assert upstreams.divergences("crm") == [("client_lookup", "no_recorded_result")]
