@@ -306,3 +306,22 @@ def test_hostile_names_are_escaped_in_every_format(
     tags.feed(page)
     assert "img" not in tags.tags and tags.links == []
     assert "&lt;img src=x onerror=alert(1)&gt;|`tick`" in page
+
+
+def test_terminal_control_bytes_in_names_are_escaped_on_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """ESC, BEL and an RLO in a scenario name reach stdout and stderr as visible escapes."""
+    name = "lookup\x1b]8;;http://evil.example\x07click\x1b]8;;\x07\u202e"
+    base = write_run(tmp_path / "base", {name: (1, 1)})
+    new = write_run(tmp_path / "new", {name: (0, 1)})
+    for form in ("text", "markdown", "json", "html"):
+        code, out, err = wt_diff(capsys, str(base), str(new), "--format", form)
+        assert code == 1
+        for stream in (out, err):
+            assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
+        assert "lookup\\u001b]8;;http://evil.example\\u0007click" in out
+    assert err == (
+        "wt diff: lookup\\u001b]8;;http://evil.example\\u0007click\\u001b]8;;\\u0007\\u202e: "
+        "regressed\n"
+    )

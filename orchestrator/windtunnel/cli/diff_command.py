@@ -15,6 +15,7 @@ from ..compare.render_markdown import render_markdown
 from ..compare.render_text import render_text
 from ..errors import InputError
 from ..runner.results import atomic_write
+from ..terminal_text import escape_terminal
 
 __all__ = ["register_diff"]
 
@@ -89,8 +90,9 @@ def run_diff(args: argparse.Namespace) -> int:
             raise InputError(f"cannot write: {exc.strerror}", file=os.fspath(target)) from None
         print(str(target))
     else:
-        sys.stdout.write(text)
+        # Names, arguments and answers come from the runs' data: shown, never obeyed.
+        sys.stdout.write(escape_terminal(text, keep_newlines=True))
     reasons = regressions(diff, fail_on)
     for reason in reasons:
-        print(f"wt diff: {reason}", file=sys.stderr)
+        print(f"wt diff: {escape_terminal(reason)}", file=sys.stderr)
     return 1 if reasons else 0

@@ -10,6 +10,7 @@ from ..runner.pack_config import load_pack
 from ..runner.pack_ref import PACK_REF_FILE, load_pack_ref
 from ..runner.rescore import rescore_run
 from ..scale.merge import name_units
+from ..terminal_text import escape_terminal
 from .logs import configure_logging
 
 __all__ = ["register_score"]
@@ -42,16 +43,18 @@ def run_score(args: argparse.Namespace) -> int:
     report = rescore_run(run_dir, pack, out)
     summary = report.summary
     state = "passed" if summary.ok else "FAILED"
+    pack = escape_terminal(summary.pack)
     print(
-        f"{summary.pack}: re-scored {report.units} unit(s): {state}: {summary.passed} passed, "
+        f"{pack}: re-scored {report.units} unit(s): {state}: {summary.passed} passed, "
         f"{summary.failed} failed, {summary.errors} errors; {len(report.changed)} changed status",
         file=sys.stderr,
     )
     if report.changed:
-        print(f"changed: {name_units(report.changed)}", file=sys.stderr)
+        print(f"changed: {escape_terminal(name_units(report.changed))}", file=sys.stderr)
     if report.kept:
         print(
-            f"kept as stored (trace file missing or unreadable): {name_units(report.kept)}",
+            "kept as stored (trace file missing or unreadable): "
+            + escape_terminal(name_units(report.kept)),
             file=sys.stderr,
         )
     print(f"report: {out / 'report.html'}", file=sys.stderr)
