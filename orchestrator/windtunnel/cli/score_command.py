@@ -43,9 +43,9 @@ def run_score(args: argparse.Namespace) -> int:
     report = rescore_run(run_dir, pack, out)
     summary = report.summary
     state = "passed" if summary.ok else "FAILED"
-    pack = escape_terminal(summary.pack)
+    pack_name = escape_terminal(summary.pack)
     print(
-        f"{pack}: re-scored {report.units} unit(s): {state}: {summary.passed} passed, "
+        f"{pack_name}: re-scored {report.units} unit(s): {state}: {summary.passed} passed, "
         f"{summary.failed} failed, {summary.errors} errors; {len(report.changed)} changed status",
         file=sys.stderr,
     )

@@ -318,16 +318,7 @@ def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) ->
     for number, line in enumerate(complete.splitlines(), 1):
         if not line.strip():
             continue
-        try:
-            row = _decoder.decode(line)
-        except msgspec.DecodeError as exc:
-            raise InputError(str(exc), file=os.fspath(path), path=f"line {number}") from None
-        except RecursionError:
-            raise InputError(
-                "nested too deeply to be a results line",
-                file=os.fspath(path),
-                path=f"line {number}",
-            ) from None
+        row = _decode_row(line, path, number)
         traces[row.unit_id] = load_full_trace(root, row) if with_calls else row
     return list(traces.values())
 
@@ -350,17 +341,19 @@ def iter_rows(run_dir: str | os.PathLike[str]) -> Iterator[tuple[int, Trace]]:
                 return  # an interrupted write
             if not line.strip():
                 continue
-            try:
-                row = _decoder.decode(line)
-            except msgspec.DecodeError as exc:
-                raise InputError(str(exc), file=os.fspath(path), path=f"line {number}") from None
-            except RecursionError:
-                raise InputError(
-                    "nested too deeply to be a results line",
-                    file=os.fspath(path),
-                    path=f"line {number}",
-                ) from None
-            yield start, row
+            yield start, _decode_row(line, path, number)
+
+
+def _decode_row(line: bytes, path: Path, number: int) -> Trace:
+    """Line `number` of the results file at `path`; a bad line is an `InputError` naming both."""
+    try:
+        return _decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raise InputError(str(exc), file=os.fspath(path), path=f"line {number}") from None
+    except RecursionError:
+        raise InputError(
+            "nested too deeply to be a results line", file=os.fspath(path), path=f"line {number}"
+        ) from None
 
 
 class RunUnits(ReportUnits):
