@@ -6,6 +6,7 @@ import io
 import json
 import os
 import random
+import sys
 import tracemalloc
 from pathlib import Path
 
@@ -69,15 +70,29 @@ async def traced_peak(units: int, run_dir: Path) -> int:
     return peak
 
 
+async def peak_in_a_fresh_process(units: int, run_dir: Path) -> int:
+    """`traced_peak` in its own interpreter: CPython's own tables (the interned strings, which
+    pathlib grows with every trace file name) are then the same size in every measurement."""
+    code = (
+        "import sys, trio; from tests.runner.test_memory_flat import traced_peak; "
+        "from pathlib import Path; print(trio.run(traced_peak, int(sys.argv[1]), Path(sys.argv[2])))"
+    )
+    done = await trio.run_process(
+        [sys.executable, "-c", code, str(units), str(run_dir)],
+        capture_stdout=True,
+        cwd=Path(__file__).parents[2],
+    )
+    return int(done.stdout.decode().split()[-1])
+
+
 async def test_peak_memory_does_not_grow_with_the_units(tmp_path: Path) -> None:
     """7,000 more units add under 3 MB to the traced peak (the old runner added ~7.3 MB)."""
     with trio.fail_after(900):
-        small = await traced_peak(1_000, tmp_path / "small")
-        large = await traced_peak(8_000, tmp_path / "large")
+        small = await peak_in_a_fresh_process(1_000, tmp_path / "small")
+        large = await peak_in_a_fresh_process(8_000, tmp_path / "large")
     # Measured: the old runner grew ~1 KB a unit (805 KB at 1,000 units, 4,985 KB at 5,000).
-    # The headroom is for one CPython table resize that is not ours: every unit's trace file
-    # name goes through pathlib, which interns it, and a resize of the interned-strings table
-    # (~1.9 MB, every ~10,000 units) may or may not fall inside a traced run.
+    # The headroom is for one resize of the interned-strings table (~1.9 MB in a fresh process,
+    # every ~10,000 units), which may or may not fall inside a traced run.
     assert large - small < 3_000_000, (small, large)
 
 
