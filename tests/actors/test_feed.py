@@ -11,8 +11,8 @@ import mcp
 import trio
 from trio_websocket import open_websocket_url
 
+from tests.compat import COMPAT_UNIVERSE
 from tests.processes import WT, read_until, wt_serve
-from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel.actors import MemorySink, open_fleet
 from windtunnel.actors.websocket_feed import _Subscriber
 

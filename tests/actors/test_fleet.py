@@ -12,7 +12,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 from windtunnel.actors import JsonLinesSink, MemorySink, open_fleet
 from windtunnel.errors import ServerError
 from windtunnel.mcp import RecordedMCPServer

@@ -18,9 +18,9 @@ from typing import Any
 
 import pytest
 import trio
+
 from tests.processes import wt_serve
 from tests.thirdparty import thirdparty_python
-
 from windtunnel.importing import import_trace, write_import
 from windtunnel.importing.envelope import Envelope
 

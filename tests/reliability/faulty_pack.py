@@ -7,7 +7,7 @@ import shutil
 import textwrap
 from pathlib import Path
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 
 __all__ = ["FLOOD_CALLS", "JUNK", "write_faulty_pack"]
 

@@ -11,7 +11,7 @@ from typing import Any
 import mcp
 import trio
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 from windtunnel.actors import JsonLinesSink, MemorySink, open_fleet
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.universe import Recording, Universe, UniverseTool

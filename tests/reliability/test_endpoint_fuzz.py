@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.compat import COMPAT_UNIVERSE
 from tests.reliability.threaded_server import serve_in_thread
-from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel.mcp import RecordedMCPServer
 
 ERAS = ["2025-11-25", "2026-07-28"]

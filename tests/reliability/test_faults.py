@@ -21,10 +21,10 @@ import pytest
 import trio
 from structlog.testing import capture_logs
 
+from tests.compat import COMPAT_UNIVERSE
 from tests.processes import WT, read_until
 from tests.reliability.faulty_pack import FLOOD_CALLS, write_faulty_pack
 from tests.reliability.leaks import listening_ports, processes_with, tcp_listeners
-from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel.actors import MemorySink, open_fleet
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.runner import read_results

@@ -17,8 +17,8 @@ import mcp
 import trio
 from structlog.testing import capture_logs
 
+from tests.compat import BLUEWING, COMPAT_UNIVERSE
 from tests.processes import WT, read_until
-from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE
 from windtunnel.cli.accept_errors import ACCEPT_LOGGER, AcceptRetryFilter
 
 LIMIT = 48

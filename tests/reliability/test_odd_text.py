@@ -10,8 +10,8 @@ from typing import Any
 import httpx2
 import trio
 
+from tests.compat import COMPAT_UNIVERSE
 from tests.reliability.test_endpoint_fuzz import META_2026, headers_for
-from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel.actors import JsonLinesSink, MemorySink, open_fleet
 from windtunnel.agents import AgentContext
 from windtunnel.api import Scenario, ScenarioPack, contains

@@ -15,9 +15,9 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, ConnectionRejected, open_websocket_url
 
+from tests.compat import COMPAT_UNIVERSE
 from tests.reliability.leaks import listening_ports
 from tests.reliability.mutations import base_universe
-from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel.actors import open_fleet
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.runner import read_results

@@ -9,8 +9,8 @@ buffered, the bytes that arrive are first read as the one request shape every MC
 for a call (`_http_head`: `POST <path> HTTP/1.1`, a sized body). A head of that shape which the
 shared rules (`_fast_call.HTTPPlainCalls`) accept has its body gathered here (clients often
 write it apart from the head); if the rules answer the whole request, the response is written
-with the bytes the ASGI path would send (`tests/serving/test_fast_path.py` compares them;
-`tests/serving/test_http_worker.py` holds the connection behaviour to hypercorn's).
+with the bytes the ASGI path would send (`tests/mcp/test_fast_path.py` compares them;
+`tests/mcp/test_http_worker.py` holds the connection behaviour to hypercorn's).
 
 Everything else — other targets and methods, another head shape, `Expect` and `Upgrade`, bodies
 over the limit, requests the rules decline, the client's EOF with a request half read — is

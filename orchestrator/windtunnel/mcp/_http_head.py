@@ -4,7 +4,7 @@ h11's pure-Python parsing and validation cost ~45 µs of the ~240 µs a plain ca
 hypercorn's protocol (docs/benchmarks.md). `_h11_fast` reads the request shape an MCP client
 sends for every call with this reader instead, and hands anything else to h11 untouched. The
 reader accepts a strict subset of what h11 accepts, so no request means one thing here and
-another there (`tests/serving/test_http_head.py` checks every accepted head against h11):
+another there (`tests/mcp/test_http_head.py` checks every accepted head against h11):
 
 - the request line is exactly `POST <target> HTTP/1.1`;
 - lines end in CRLF; a bare CR or LF, a folded line or a space before a colon is not ours;

@@ -21,7 +21,7 @@ outcomes of pure functions:
   that the encoding identifies exactly; a mock's datetime or a NaN is mapped every time.
 
 The response is that JSON with the request's id spliced in: the bytes pydantic writes for the
-SDK's `JSONRPCResponse` (`tests/serving/test_stdio_fast_path.py` compares them), without
+SDK's `JSONRPCResponse` (`tests/mcp/test_stdio_fast_path.py` compares them), without
 building one per call.
 """
 
@@ -54,7 +54,7 @@ SDK_MAX_DEPTH = 200
 """The deepest nesting of non-empty arrays and objects the SDK's JSON parser (pydantic-core's
 jiter) reads in a message (an empty one adds no level); one level deeper is a parse error, on
 either transport. A message nested deeper is not a plain call: the SDK answers it
-(`tests/serving/test_depth.py` holds the two to the same answers at every depth). The fast
+(`tests/mcp/test_depth.py` holds the two to the same answers at every depth). The fast
 paths count empty ones too (`nested_deeper_than`), so at the very edge they may hand the SDK a
 message it still reads: declining is always safe."""
 

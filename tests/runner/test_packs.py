@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 import trio
 
-from tests.core.test_cli_universe import EXAMPLE
+from tests.cli.test_universe_commands import EXAMPLE
+from tests.compat import COMPAT_UNIVERSE
 from tests.processes import WT, read_until
-from tests.serving.compat import COMPAT_UNIVERSE
 from windtunnel.api import Scenario, ScenarioPack, no_divergence, run_scenario
 from windtunnel.cli.main import main
 from windtunnel.mcp import RecordedMCPServer

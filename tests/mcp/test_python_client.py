@@ -9,7 +9,7 @@ import mcp
 import pytest
 import trio
 
-from tests.serving.compat import (
+from tests.compat import (
     BLUEWING,
     CALLS,
     COMPAT_UNIVERSE,

@@ -12,7 +12,7 @@ import mcp
 import pytest
 import trio
 
-from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE
+from tests.compat import BLUEWING, COMPAT_UNIVERSE
 from windtunnel.actors import open_fleet
 from windtunnel.agents import (
     AgentContext,

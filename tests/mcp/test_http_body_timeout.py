@@ -7,7 +7,7 @@ import json
 import pytest
 import trio
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 from windtunnel.mcp import RecordedMCPServer, _http_worker
 
 BODY_TIMEOUT_S = 0.5

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-COMPAT_UNIVERSE = Path(__file__).parents[1] / "data" / "compat.universe.json"
+COMPAT_UNIVERSE = Path(__file__).parent / "data" / "compat.universe.json"
 TOOL_NAMES = ["client_lookup", "charge_card", "motd", "snapshot"]
 BLUEWING = {"name": "Bluewing Logistics", "email": "ops@bluewing.example"}
 

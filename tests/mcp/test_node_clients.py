@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 import trio
 
-from tests.processes import WT, wt_serve
-from tests.serving.compat import (
+from tests.compat import (
     BLUEWING,
     CALLS,
     COMPAT_UNIVERSE,
     TOOL_NAMES,
     fail_call_payload,
 )
+from tests.processes import WT, wt_serve
 
 NODE_DIR = Path(__file__).parents[1] / "node"
 INSPECTOR = NODE_DIR / "node_modules" / ".bin" / "mcp-inspector"

@@ -10,7 +10,7 @@ import httpx2
 import mcp
 import trio
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 from windtunnel.mcp import RecordedMCPServer
 
 HEADERS = {

@@ -12,8 +12,8 @@ from typing import Any
 import mcp
 import trio
 
+from tests.compat import BLUEWING, COMPAT_UNIVERSE
 from tests.processes import wt_serve, wt_serve_stdio
-from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE
 
 CALLS = 2000
 

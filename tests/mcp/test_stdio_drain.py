@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import trio
 
+from tests.compat import COMPAT_UNIVERSE
+from tests.mcp.stdio_session import MODERN_META
 from tests.processes import WT
-from tests.serving.compat import COMPAT_UNIVERSE
-from tests.serving.stdio_session import MODERN_META
 
 AT_ONCE = 4
 CALLS = 3

@@ -12,7 +12,7 @@ import httpx2
 import pytest
 import trio
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 from windtunnel.mcp import RecordedMCPServer, _http
 from windtunnel.mcp._fast_call import FastToolCalls, HTTPPlainCalls
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from tests.serving.stdio_session import (
+from tests.mcp.stdio_session import (
     ANSWERING,
     INITIALIZE,
     INITIALIZED,

@@ -14,10 +14,10 @@ import mcp
 import pytest
 import trio
 
-from tests.core.test_cli_universe import EXAMPLE
+from tests.cli.test_universe_commands import EXAMPLE
+from tests.compat import BLUEWING, COMPAT_UNIVERSE, TOOL_NAMES
+from tests.mcp.stdio_session import MODERN_META
 from tests.processes import WT, wt_serve, wt_serve_stdio
-from tests.serving.compat import BLUEWING, COMPAT_UNIVERSE, TOOL_NAMES
-from tests.serving.stdio_session import MODERN_META
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])

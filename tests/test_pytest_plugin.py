@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.core.test_cli_universe import EXAMPLE
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.cli.test_universe_commands import EXAMPLE
+from tests.compat import COMPAT_UNIVERSE
 
 USER_TESTS = f"""
 import asyncio

@@ -11,7 +11,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionRejected, open_websocket_url
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 from windtunnel.actors.websocket_feed import WebSocketFeed
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.trusted_hosts import TrustedHosts

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from tests.serving.compat import COMPAT_UNIVERSE
+from tests.compat import COMPAT_UNIVERSE
 from windtunnel._gc import YOUNG_THRESHOLD, tune_gc_for_serving
 from windtunnel.actors import JsonLinesSink, PipeWriter
 from windtunnel.actors.sinks import drop_notice

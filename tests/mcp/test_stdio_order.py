@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import trio
 
-from tests.serving.stdio_session import ANSWERING, INITIALIZE, INITIALIZED, stdio_session
+from tests.mcp.stdio_session import ANSWERING, INITIALIZE, INITIALIZED, stdio_session
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.universe import Universe, decode_universe
 

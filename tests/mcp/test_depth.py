@@ -12,8 +12,8 @@ import pydantic_core
 import pytest
 import trio
 
-from tests.serving.compat import COMPAT_UNIVERSE
-from tests.serving.stdio_session import ANSWERING, INITIALIZE, INITIALIZED, stdio_session
+from tests.compat import COMPAT_UNIVERSE
+from tests.mcp.stdio_session import ANSWERING, INITIALIZE, INITIALIZED, stdio_session
 from windtunnel.errors import UniverseError
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.mcp._plain_call import SDK_MAX_DEPTH
