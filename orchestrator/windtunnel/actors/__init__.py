@@ -12,12 +12,17 @@ scenario's failure reaches another or the fleet).
 
 from __future__ import annotations
 
-from .events import EVENT_NAMES, make_event
-from .fleet import Fleet, ScenarioRun, open_fleet
-from .pipe_writer import PipeTextStream, PipeWriter
-from .router import Router
-from .sinks import JsonLinesSink, LossySink, MemorySink, PipeSink, Sink
-from .websocket_feed import WebSocketFeed
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .events import EVENT_NAMES, make_event
+    from .fleet import Fleet, ScenarioRun, open_fleet
+    from .pipe_writer import PipeTextStream, PipeWriter
+    from .router import Router
+    from .sinks import JsonLinesSink, LossySink, MemorySink, PipeSink, Sink
+    from .websocket_feed import WebSocketFeed
 
 __all__ = [
     "EVENT_NAMES",
@@ -35,3 +40,15 @@ __all__ = [
     "make_event",
     "open_fleet",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        ".events": ("EVENT_NAMES", "make_event"),
+        ".fleet": ("Fleet", "ScenarioRun", "open_fleet"),
+        ".pipe_writer": ("PipeTextStream", "PipeWriter"),
+        ".router": ("Router",),
+        ".sinks": ("JsonLinesSink", "LossySink", "MemorySink", "PipeSink", "Sink"),
+        ".websocket_feed": ("WebSocketFeed",),
+    },
+)

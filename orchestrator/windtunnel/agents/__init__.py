@@ -8,10 +8,15 @@
 
 from __future__ import annotations
 
-from .base import Agent, AgentContext, AgentError, AgentResult, write_mcp_config
-from .command import CommandAgent
-from .python import PythonAgent
-from .scripted import PlannedCall, ScriptedAgent
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .base import Agent, AgentContext, AgentError, AgentResult, write_mcp_config
+    from .command import CommandAgent
+    from .python import PythonAgent
+    from .scripted import PlannedCall, ScriptedAgent
 
 __all__ = [
     "Agent",
@@ -24,3 +29,13 @@ __all__ = [
     "ScriptedAgent",
     "write_mcp_config",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        ".base": ("Agent", "AgentContext", "AgentError", "AgentResult", "write_mcp_config"),
+        ".command": ("CommandAgent",),
+        ".python": ("PythonAgent",),
+        ".scripted": ("PlannedCall", "ScriptedAgent"),
+    },
+)

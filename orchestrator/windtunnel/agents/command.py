@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import signal
 import subprocess
 import sys
@@ -16,48 +15,14 @@ import trio
 
 from ..group_reaper import forget_group, watch_group
 from .base import AgentContext, AgentError, AgentResult, agent_env, write_mcp_config
+from .command_template import TEMPLATE_FIELDS, render_command, template_fields
 
 __all__ = ["TEMPLATE_FIELDS", "CommandAgent", "render_command", "template_fields"]
 
 TaskVia = Literal["stdin", "file", "arg"]
-TEMPLATE_FIELDS: tuple[str, ...] = (
-    "mcp_config",
-    "python",
-    "scenario",
-    "seed",
-    "task",
-    "task_file",
-    "workdir",
-)
-_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 MAX_STDOUT = 4 * 1024 * 1024
 STDERR_TAIL = 16 * 1024
 KILL_GRACE_S = 2.0
-
-
-def render_command(command: Sequence[str], values: Mapping[str, str]) -> list[str]:
-    """Fill `{field}` placeholders; each element stays one argument (no shell).
-
-    One pass, so a value that itself looks like a placeholder (a task mentioning `{workdir}`)
-    stays as it is; names not in `values` and other braces (JSON arguments) are left as text.
-    """
-
-    def fill(match: re.Match[str]) -> str:
-        return values.get(match.group(1), match.group(0))
-
-    return [_PLACEHOLDER.sub(fill, part) for part in command]
-
-
-def template_fields(part: str) -> list[str]:
-    """The placeholder names one template element uses; `ValueError` for an unknown one."""
-    names: list[str] = _PLACEHOLDER.findall(part)
-    for name in names:
-        if name not in TEMPLATE_FIELDS:
-            raise ValueError(
-                f"unknown placeholder {{{name}}} in {part!r}; expected one of "
-                + ", ".join("{" + f + "}" for f in TEMPLATE_FIELDS)
-            )
-    return names
 
 
 class CommandAgent:

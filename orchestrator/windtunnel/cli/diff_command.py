@@ -16,6 +16,7 @@ from ..compare.render_text import render_text
 from ..errors import InputError
 from ..runner.results import atomic_write
 from ..terminal_text import escape_terminal
+from .commands import command_help
 
 __all__ = ["register_diff"]
 
@@ -25,7 +26,7 @@ FORMATS = ("text", "markdown", "json", "html")
 def register_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "diff",
-        help="compare two run directories: regressions, new/gone divergences, call diffs",
+        help=command_help("diff"),
         description=(
             "Compare the run directory BASE with NEW (each a run, a merged run, or a parallel "
             "run's unmerged shards): per scenario the status flip and pass-rate change with "

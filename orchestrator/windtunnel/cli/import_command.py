@@ -9,6 +9,7 @@ import sys
 from ..importing.importer import import_trace, write_import
 from ..importing.sniff import FORMATS
 from ..terminal_text import escape_terminal
+from .commands import command_help
 
 __all__ = ["register_import"]
 
@@ -16,7 +17,7 @@ __all__ = ["register_import"]
 def register_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "import",
-        help="turn a trace into a universe fixture, a scenario skeleton and a scorer stub",
+        help=command_help("import"),
         description="Import a production trace (format sniffed unless --format) and write "
         "trace.wtin.json, one universe per upstream and scenario.toml into DIR.",
     )

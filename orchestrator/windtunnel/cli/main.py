@@ -23,7 +23,8 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_USAGE, f"{self.prog}: error: {message}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The `wt` parser; given the arguments, only the command they run is loaded in full."""
     parser: argparse.ArgumentParser = _Parser(
         prog="wt",
         description="Wind Tunnel: rerun AI agents against recorded MCP upstreams.",
@@ -32,20 +33,25 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     sub._parser_class = _Parser  # subcommands also exit 2 on usage errors
-    for register in commands.REGISTRY:
-        register(sub)
+    commands.add_commands(sub, commands.COMMANDS if argv is None else commands.chosen_command(argv))
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else argv
     try:
-        code: int = args.func(args)
-        return code
+        # The command's module is imported here: Ctrl-C while it loads is an interrupt too.
+        args = build_parser(argv).parse_args(argv)
+        return _run(args)
     except KeyboardInterrupt:
         print("wt: interrupted", file=sys.stderr)
         return 130
+
+
+def _run(args: argparse.Namespace) -> int:
+    try:
+        code: int = args.func(args)
+        return code
     except WindtunnelError as exc:
         if args.debug:
             raise

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..runner.pack_ref import copy_pack_ref
 from ..scale.merge import MergeReport, merge_runs, name_units
+from .commands import command_help
 from .logs import configure_logging
 
 __all__ = ["register_merge"]
@@ -16,7 +17,7 @@ __all__ = ["register_merge"]
 def register_merge(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "merge",
-        help="merge shard run directories (wt run --shard i/N) into one run",
+        help=command_help("merge"),
         description=(
             "Combine the run directories of the shards of one plan into one run directory: "
             "results.jsonl, traces/, summary.json (pass@k and pass^k over every shard), "

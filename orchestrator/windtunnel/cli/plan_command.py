@@ -11,7 +11,8 @@ from ..runner.pack_config import load_pack
 from ..runner.units import plan_units
 from ..scale.shards import ShardSpec, plan_hash, shard_of
 from ..terminal_text import escape_terminal
-from .scale_run import positive_count, shard_argument
+from .argument_types import positive_count, shard_argument
+from .commands import command_help
 
 __all__ = ["register_plan"]
 
@@ -19,7 +20,7 @@ __all__ = ["register_plan"]
 def register_plan(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "plan",
-        help="list a pack's work units (scenario x repeat) with stable ids, seeds and shards",
+        help=command_help("plan"),
         description=(
             "List every work unit of PACK in plan order: its id (<scenario>#<repeat>), its seed "
             "(from sha256 of the id) and, with --shards N, the 1-based shard of N that runs it. "

@@ -29,6 +29,7 @@ from ..record.build import Recording
 from ..record.proxy import DEFAULT_TIMEOUT_S, RecordingProxy, is_url
 from ..record.redact import RedactionRules, load_rules_file, parse_rule
 from ..record.saving import save_recording, write_atomically
+from .commands import command_help
 from .logs import configure_logging
 from .universe_commands import KIND_TEXT
 
@@ -46,7 +47,7 @@ _NAMED = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_.\-]*)=(.*)$", re.DOTALL)
 def register_record(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "record",
-        help="record a universe through a proxy in front of live MCP servers",
+        help=command_help("record"),
         description=(
             "Forward an agent's MCP traffic to live upstreams unchanged and write one universe "
             "per upstream: the live tools/list, every answered tools/call verbatim, sequence mode "

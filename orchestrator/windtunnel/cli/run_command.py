@@ -24,6 +24,8 @@ from ..runner.scenario import ScenarioPack
 from ..runner.summary import Summary, summarize
 from ..terminal_text import escape_terminal
 from . import scale_run
+from .argument_types import positive_count
+from .commands import command_help
 from .logs import configure_logging
 from .stderr_lines import StderrLines
 
@@ -35,7 +37,7 @@ EXIT_INTERRUPTED = 130
 def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "run",
-        help="run a pack of scenarios (TOML file or module:attribute)",
+        help=command_help("run"),
         description=(
             "Run every scenario of PACK against its recorded upstreams, score it, and write "
             "results.jsonl, traces/, summary.json, junit.xml, report.html and events.jsonl to "
@@ -50,11 +52,11 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     parser.add_argument(
         "-c",
         "--concurrency",
-        type=scale_run.positive_count,
+        type=positive_count,
         help="scenario runs in flight (default: the pack's)",
     )
     parser.add_argument(
-        "--repeats", type=scale_run.positive_count, help="runs per scenario (overrides the pack)"
+        "--repeats", type=positive_count, help="runs per scenario (overrides the pack)"
     )
     parser.add_argument(
         "-k", "--scenario", metavar="GLOB", help="only scenarios whose name matches"

@@ -29,39 +29,19 @@ from ..scale.manifest import MANIFEST_FILE, build_manifest
 from ..scale.merge import EVENTS_FILE, MERGE_FILE, merge_runs
 from ..scale.ray_executor import ShardJob, import_ray, ray_cpus, run_ray_shards
 from ..scale.shard_run import finished_units, prepare_shard
-from ..scale.shards import ShardSpec, parse_shard, shard_dirname, shard_from_dirname
+from ..scale.shards import ShardSpec, shard_dirname, shard_from_dirname
+from .argument_types import positive_count, shard_argument
 
 __all__ = [
     "add_scale_arguments",
     "jobs_argument",
-    "positive_count",
     "run_workers",
-    "shard_argument",
     "shard_options",
     "wants_workers",
 ]
 
 SHARDS_DIR = "shards"
 Jobs = int | Literal["auto"]
-
-
-def shard_argument(text: str) -> ShardSpec:
-    """argparse type of `--shard`: `i/N`, 1-based."""
-    try:
-        return parse_shard(text)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(exc.message) from None
-
-
-def positive_count(text: str) -> int:
-    """argparse type of a count that must be at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
-    return value
 
 
 def jobs_argument(text: str) -> Jobs:

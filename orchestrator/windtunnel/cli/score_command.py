@@ -11,6 +11,7 @@ from ..runner.pack_ref import PACK_REF_FILE, load_pack_ref
 from ..runner.rescore import rescore_run
 from ..scale.merge import name_units
 from ..terminal_text import escape_terminal
+from .commands import command_help
 from .logs import configure_logging
 
 __all__ = ["register_score"]
@@ -19,7 +20,7 @@ __all__ = ["register_score"]
 def register_score(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "score",
-        help="re-evaluate policies and scorers over a run's stored traces (no agent run)",
+        help=command_help("score"),
         description=(
             "Score every unit of RUN_DIR again with the policies and scorers of PACK (default: "
             f"the pack the run recorded in {PACK_REF_FILE}) and write a new run directory: "

@@ -21,6 +21,7 @@ from ..agents.base import mcp_config
 from ..errors import ConfigError
 from ..mcp.recorded import RecordedMCPServer, upstream_name
 from ..miss_answers import SynthesizeHook
+from .commands import command_help
 from .logs import configure_logging
 
 __all__ = ["load_hook", "parse_upstreams", "register_serve"]
@@ -35,7 +36,7 @@ SIGTERM."""
 def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser(
         "serve",
-        help="serve universes as MCP servers (Streamable HTTP at /mcp, or stdio)",
+        help=command_help("serve"),
         description=(
             "Serve one or more universes under one supervisor. Give FILE or NAME=FILE; with "
             "several, every upstream gets its own URL and an `mcpServers` client config is "

@@ -13,6 +13,7 @@ from ..explain import explain_call, render_explanation
 from ..importing.secrets import scan_secrets
 from ..terminal_text import escape_terminal
 from ..universe import load_universe
+from .commands import command_help
 
 __all__ = ["KIND_TEXT", "register_explain", "register_validate"]
 
@@ -28,7 +29,7 @@ KIND_TEXT = {
 
 
 def register_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("validate", help="check universe files; exit 2 on any problem")
+    parser = sub.add_parser("validate", help=command_help("validate"))
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.set_defaults(func=run_validate)
 
@@ -64,7 +65,7 @@ def run_validate(args: argparse.Namespace) -> int:
 
 
 def register_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("explain", help="say which recording answers a call, and why")
+    parser = sub.add_parser("explain", help=command_help("explain"))
     parser.add_argument("file", metavar="FILE")
     parser.add_argument("tool", metavar="TOOL")
     parser.add_argument("call_args", metavar="ARGS-JSON", help='e.g. \'{"query": "Bluewing"}\'')

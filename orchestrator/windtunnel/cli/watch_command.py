@@ -12,12 +12,13 @@ from trio_websocket import ConnectionClosed, HandshakeError, open_websocket_url
 
 from ..errors import ConfigError
 from ..terminal_text import escape_terminal
+from .commands import command_help
 
 __all__ = ["register_watch"]
 
 
 def register_watch(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("watch", help="print a live event feed (ws://HOST:PORT/)")
+    parser = sub.add_parser("watch", help=command_help("watch"))
     parser.add_argument("url", metavar="URL")
     parser.add_argument(
         "--event",

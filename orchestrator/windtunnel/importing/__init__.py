@@ -18,19 +18,24 @@ The data flows through the modules in this order:
 
 from __future__ import annotations
 
-from .envelope import (
-    CONTRACT,
-    CONTRACT_VERSION,
-    Envelope,
-    decode_envelope,
-    encode_envelope,
-    read_envelope,
-)
-from .export import export_jsonrpc_log
-from .fixture import plan_fixtures
-from .importer import ImportOutput, import_bytes, import_trace, write_import
-from .secrets import scan_secrets
-from .sniff import FORMATS, sniff_format
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .envelope import (
+        CONTRACT,
+        CONTRACT_VERSION,
+        Envelope,
+        decode_envelope,
+        encode_envelope,
+        read_envelope,
+    )
+    from .export import export_jsonrpc_log
+    from .fixture import plan_fixtures
+    from .importer import ImportOutput, import_bytes, import_trace, write_import
+    from .secrets import scan_secrets
+    from .sniff import FORMATS, sniff_format
 
 __all__ = [
     "CONTRACT",
@@ -49,3 +54,22 @@ __all__ = [
     "sniff_format",
     "write_import",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        ".envelope": (
+            "CONTRACT",
+            "CONTRACT_VERSION",
+            "Envelope",
+            "decode_envelope",
+            "encode_envelope",
+            "read_envelope",
+        ),
+        ".export": ("export_jsonrpc_log",),
+        ".fixture": ("plan_fixtures",),
+        ".importer": ("ImportOutput", "import_bytes", "import_trace", "write_import"),
+        ".secrets": ("scan_secrets",),
+        ".sniff": ("FORMATS", "sniff_format"),
+    },
+)

@@ -12,31 +12,36 @@ The runtime (serving, agents, `run_scenario`) calls these; nothing here starts T
 
 from __future__ import annotations
 
-from .agent_spec import AgentSpec
-from .pack_config import load_pack, load_pack_toml
-from .results import RunWriter, read_results
-from .scenario import PlanStep, Scenario, ScenarioPack, default_mcp_factory, normalize_servers
-from .scoring import (
-    Policy,
-    Score,
-    Scorer,
-    Verdict,
-    call_budget,
-    call_order,
-    contains,
-    coverage,
-    evaluate,
-    forbidden_call,
-    json_field,
-    no_divergence,
-    pass_at_k,
-    pass_hat_k,
-    regex,
-    required_call,
-)
-from .summary import Summary, summarize
-from .trace import Trace, merge_call_logs, warnings_from_calls
-from .units import WorkUnit, plan_units
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .agent_spec import AgentSpec
+    from .pack_config import load_pack, load_pack_toml
+    from .results import RunWriter, read_results
+    from .scenario import PlanStep, Scenario, ScenarioPack, default_mcp_factory, normalize_servers
+    from .scoring import (
+        Policy,
+        Score,
+        Scorer,
+        Verdict,
+        call_budget,
+        call_order,
+        contains,
+        coverage,
+        evaluate,
+        forbidden_call,
+        json_field,
+        no_divergence,
+        pass_at_k,
+        pass_hat_k,
+        regex,
+        required_call,
+    )
+    from .summary import Summary, summarize
+    from .trace import Trace, merge_call_logs, warnings_from_calls
+    from .units import WorkUnit, plan_units
 
 __all__ = [
     "AgentSpec",
@@ -73,3 +78,40 @@ __all__ = [
     "summarize",
     "warnings_from_calls",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        ".agent_spec": ("AgentSpec",),
+        ".pack_config": ("load_pack", "load_pack_toml"),
+        ".results": ("RunWriter", "read_results"),
+        ".scenario": (
+            "PlanStep",
+            "Scenario",
+            "ScenarioPack",
+            "default_mcp_factory",
+            "normalize_servers",
+        ),
+        ".scoring": (
+            "Policy",
+            "Score",
+            "Scorer",
+            "Verdict",
+            "call_budget",
+            "call_order",
+            "contains",
+            "coverage",
+            "evaluate",
+            "forbidden_call",
+            "json_field",
+            "no_divergence",
+            "pass_at_k",
+            "pass_hat_k",
+            "regex",
+            "required_call",
+        ),
+        ".summary": ("Summary", "summarize"),
+        ".trace": ("Trace", "merge_call_logs", "warnings_from_calls"),
+        ".units": ("WorkUnit", "plan_units"),
+    },
+)

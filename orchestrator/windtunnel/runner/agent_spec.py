@@ -18,8 +18,8 @@ from typing import Literal, TypeAlias
 
 import msgspec
 
-from ..agents.command import TEMPLATE_FIELDS, render_command
-from ..agents.command import template_fields as command_template_fields
+from ..agents.command_template import TEMPLATE_FIELDS, render_command
+from ..agents.command_template import template_fields as command_template_fields
 from ..errors import ConfigError
 
 __all__ = ["TEMPLATE_FIELDS", "AgentKind", "AgentSpec", "TaskVia", "template_fields"]

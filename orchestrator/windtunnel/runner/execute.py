@@ -19,11 +19,11 @@ from ..fd_limit import fd_hint
 from ..mcp.spi import MCPServer
 from ..universe import Universe
 from .adapters import AgentLike, resolve_agent
-from .coverage import unit_coverage
 from .scenario import Scenario, ScenarioPack, normalize_servers
 from .scoring import evaluate
 from .trace import Trace, drop_deep_values, warnings_from_calls
 from .units import WorkUnit
+from .universe_coverage import unit_coverage
 
 __all__ = ["run_scenario", "run_scenario_async", "run_unit"]
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import msgspec
 
 from ..errors import ConfigError
-from ..mcp.recorded import RecordedMCPServer
 from ..universe import Universe
 from .agent_spec import AgentSpec
+
+if TYPE_CHECKING:
+    from ..mcp.recorded import RecordedMCPServer
 from .policies import Policy
 from .scorers import Scorer
 
@@ -112,6 +114,8 @@ class ScenarioPack:
 
 def default_mcp_factory(scenario: Scenario) -> dict[str, RecordedMCPServer]:
     """One `RecordedMCPServer` per upstream, named after it; universes load here, lazily."""
+    from ..mcp.recorded import RecordedMCPServer  # the serving stack, only when a run serves
+
     servers: dict[str, RecordedMCPServer] = {}
     for name, source in scenario.upstreams.items():
         servers[name] = RecordedMCPServer(source, name=name, scenario=scenario.name)

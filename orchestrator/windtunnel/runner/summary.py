@@ -12,9 +12,9 @@ from collections.abc import Iterable, Mapping
 
 import msgspec
 
-from .coverage import CoverageTotals, ScenarioCoverage
 from .repeats import PassCurve
 from .trace import Trace
+from .universe_coverage import CoverageTotals, ScenarioCoverage
 
 __all__ = [
     "SUMMARY_FORMAT_VERSION",

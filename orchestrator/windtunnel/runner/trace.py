@@ -15,7 +15,7 @@ import msgspec
 from ..calls import MCPCall
 from ..canonical import nested_deeper_than
 from ..universe import Universe
-from .coverage import UpstreamCoverage
+from .universe_coverage import UpstreamCoverage
 
 __all__ = [
     "MAX_VALUE_DEPTH",

@@ -12,10 +12,21 @@ docs/scale.md is the user guide.
 
 from __future__ import annotations
 
-from .manifest import MANIFEST_FILE, ShardManifest, build_manifest, read_manifest, write_manifest
-from .merge import MergeReport, merge_runs
-from .shard_run import prepare_shard
-from .shards import ShardSpec, parse_shard, plan_hash, select_shard, shard_dirname, shard_of
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from .manifest import (
+        MANIFEST_FILE,
+        ShardManifest,
+        build_manifest,
+        read_manifest,
+        write_manifest,
+    )
+    from .merge import MergeReport, merge_runs
+    from .shard_run import prepare_shard
+    from .shards import ShardSpec, parse_shard, plan_hash, select_shard, shard_dirname, shard_of
 
 __all__ = [
     "MANIFEST_FILE",
@@ -33,3 +44,26 @@ __all__ = [
     "shard_of",
     "write_manifest",
 ]
+
+__getattr__, __dir__ = lazy_exports(
+    globals(),
+    {
+        ".manifest": (
+            "MANIFEST_FILE",
+            "ShardManifest",
+            "build_manifest",
+            "read_manifest",
+            "write_manifest",
+        ),
+        ".merge": ("MergeReport", "merge_runs"),
+        ".shard_run": ("prepare_shard",),
+        ".shards": (
+            "ShardSpec",
+            "parse_shard",
+            "plan_hash",
+            "select_shard",
+            "shard_dirname",
+            "shard_of",
+        ),
+    },
+)

@@ -15,12 +15,12 @@ from windtunnel.cli.main import main
 from windtunnel.errors import ConfigError
 from windtunnel.mcp.recorded import RecordedMCPServer
 from windtunnel.runner import PlanStep, read_results
-from windtunnel.runner.coverage import unit_coverage
 from windtunnel.runner.pack_config import load_pack_toml
 from windtunnel.runner.pack_run import PackRunOptions, run_pack
 from windtunnel.runner.policies import Policy
 from windtunnel.runner.summary import summarize
 from windtunnel.runner.trace import Trace
+from windtunnel.runner.universe_coverage import unit_coverage
 
 CRM = Path(__file__).parents[2] / "configs" / "examples" / "crm.universe.json"
 
