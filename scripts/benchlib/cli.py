@@ -8,13 +8,22 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from . import capacity, core, fleet, memory, pack, peers, record, serve
+from . import capacity, core, fleet, memory, pack, peers, record, serve, startup
 from .report import update_section, write_json
 
 __all__ = ["main"]
 
 # One module per benchmark; each has NAME, HELP, add_arguments(parser) and run(options).
-BENCHMARKS: tuple[ModuleType, ...] = (core, serve, fleet, pack, peers, capacity, record)
+BENCHMARKS: tuple[ModuleType, ...] = (
+    startup,
+    core,
+    serve,
+    fleet,
+    pack,
+    peers,
+    capacity,
+    record,
+)
 # Run on their own only (`all` stays under 15 minutes): `memory` takes ~20.
 SEPARATE: tuple[ModuleType, ...] = (memory,)
 

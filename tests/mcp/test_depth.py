@@ -56,7 +56,7 @@ def test_the_limit_is_the_sdks_parser(inner: str) -> None:
 async def _http_answers(fast: bool, shape: str) -> list[tuple[int, bytes]]:
     server = RecordedMCPServer(COMPAT_UNIVERSE)
     server.log_events = False
-    server.fast_calls = fast
+    server.fast_path = fast
     answers = []
     async with trio.open_nursery() as nursery:
         url = await server.start(nursery)
@@ -145,7 +145,7 @@ async def test_what_loads_serves_to_a_real_client_and_one_level_more_is_refused(
     refused when the file loads, naming the recording."""
     server = RecordedMCPServer(decode_universe(_universe_with_result(MAX_NESTING), file="d.json"))
     server.log_events = False
-    server.fast_calls = fast
+    server.fast_path = fast
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:
             url = await server.start(nursery)

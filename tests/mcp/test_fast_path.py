@@ -89,7 +89,7 @@ def requests() -> list[tuple[str, dict[str, Any], dict[str, str]]]:
 
 async def answers(fast: bool) -> tuple[list[tuple[int, bytes]], list[Any]]:
     server = RecordedMCPServer(COMPAT_UNIVERSE)
-    server.fast_calls = fast
+    server.fast_path = fast
     replies: list[tuple[int, bytes]] = []
     async with trio.open_nursery() as nursery:
         url = await server.start(nursery)

@@ -15,9 +15,12 @@ from tests.compat import (
     COMPAT_UNIVERSE,
     TOOL_NAMES,
     assert_compat_call_log,
+    assert_compat_observed,
     fail_call_payload,
+    observe_compat_script,
 )
-from windtunnel.mcp import RecordedMCPServer
+from windtunnel.mcp import MockMCPServer, RecordedMCPServer, spi
+from windtunnel.mcp import _fast_call as http_fast_path
 
 MODES = ["auto", "legacy"]
 
@@ -118,3 +121,66 @@ async def test_pinned_port_taken_is_a_clear_error() -> None:
             with pytest.raises(ServerError, match=f"cannot listen on 127.0.0.1:{port}"):
                 await second.start(nursery, port=port)
             await first.stop()
+
+
+def _forbid_fast_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+    def forbidden(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a fast path was built")
+
+    monkeypatch.setattr(http_fast_path, "HTTPPlainCalls", forbidden)
+    monkeypatch.setattr(spi, "StdioFastCalls", forbidden)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_fast_path_off_serves_through_the_sdk_with_the_same_answers(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`RecordedMCPServer(..., fast_path=False)`: nothing but the SDK answers, and clients and
+    the call log see exactly what they see with the fast path on."""
+    seen: dict[bool, Any] = {}
+    logs: dict[bool, list[Any]] = {}
+    with trio.fail_after(30):
+        for fast_path in (True, False):
+            if not fast_path:
+                _forbid_fast_paths(monkeypatch)
+            server = RecordedMCPServer(COMPAT_UNIVERSE, fast_path=fast_path)
+            async with trio.open_nursery() as nursery:
+                url = await server.start(nursery)
+                async with mcp.Client(url, mode=mode) as client:
+                    seen[fast_path] = await observe_compat_script(client)
+                await server.stop()
+            logs[fast_path] = [(c.tool_name, c.args, c.result, c.extra) for c in server.call_log()]
+    assert_compat_observed(seen[False])
+    assert seen[False] == seen[True]
+    assert logs[False] == logs[True]
+
+
+async def test_a_mock_with_the_fast_path_off_serves_through_the_sdk(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _forbid_fast_paths(monkeypatch)
+    mock = MockMCPServer("crm", fast_path=False)
+
+    @mock.tool(description="Look up a client.")
+    def client_lookup(query: str) -> dict[str, str]:
+        return {"name": query.title()}
+
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await mock.start(nursery)
+            async with mcp.Client(url) as client:
+                result = await client.call_tool("client_lookup", {"query": "bluewing"})
+            await mock.stop()
+    assert result.structured_content == {"name": "Bluewing"}
+    assert [call.tool_name for call in mock.call_log()] == ["client_lookup"]
+
+
+async def test_the_fast_path_trap_springs_when_the_fast_path_is_on(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _forbid_fast_paths(monkeypatch)
+    server = RecordedMCPServer(COMPAT_UNIVERSE)
+    with trio.fail_after(30), pytest.raises(ExceptionGroup) as raised:
+        async with trio.open_nursery() as nursery:
+            await server.start(nursery)
+    assert raised.group_contains(AssertionError, match="a fast path was built")

@@ -243,3 +243,28 @@ def test_quick_memory_reports_peak_rss_per_size(tmp_path: Path) -> None:
             assert sample["peak_rss_kb"] >= sample["rss_before_kb"] > 0
     assert isinstance(data["slope_bytes_per_unit"]["alone"], float)
     assert data["slope_bytes_per_unit"]["calls"] is None
+
+
+def test_quick_startup_reports_every_command_on_both_caches(tmp_path: Path) -> None:
+    out = tmp_path / "startup.json"
+    md = tmp_path / "bench.md"
+    done = _bench("--quick", "--out", md, "startup", "--json", out)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    names = {
+        "python -c pass",
+        "wt --help",
+        "wt validate",
+        "wt explain",
+        "wt plan",
+        "wt serve --help",
+    }
+    for cache in ("cached_ms", "cold_ms"):
+        assert set(data[cache]) == names
+        for spread in data[cache].values():
+            assert spread["n"] == 3
+            assert 0 < spread["min"] <= spread["median"] <= spread["max"]
+    modules = [module for module, _ in data["help_imports_ms"]]
+    assert "windtunnel.cli.main" in modules
+    assert "mcp" not in modules
+    assert "| `wt plan` |" in md.read_text()

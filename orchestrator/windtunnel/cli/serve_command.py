@@ -60,6 +60,13 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="serve a live WebSocket event feed (0: any free port); follow it with `wt watch`",
     )
     parser.add_argument("--log-format", choices=["auto", "json", "console"], default="auto")
+    parser.add_argument(
+        "--no-fast-path",
+        dest="fast_path",
+        action="store_false",
+        help="answer every request through the MCP SDK, plain tools/call included (the same "
+        "bytes, more CPU per call): rules the fast path out when chasing a bug",
+    )
     parser.set_defaults(func=run_serve)
 
 
@@ -109,7 +116,8 @@ def run_serve(args: argparse.Namespace) -> int:
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=args.log_format, stream=PipeTextStream(stderr))
         servers = {
-            name: RecordedMCPServer(path, name=name, synthesize=hook) for name, path in pairs
+            name: RecordedMCPServer(path, name=name, synthesize=hook, fast_path=args.fast_path)
+            for name, path in pairs
         }
         # From here a stop signal stops serving and the teardown (the last events, the stderr
         # lines) runs to its end; before, while universes load, it ends the process at once.

@@ -89,9 +89,10 @@ class MockMCPServer(MCPServer):
     tool is a divergence, as in a recorded server.
     """
 
-    def __init__(self, name: str = "mock") -> None:
+    def __init__(self, name: str = "mock", *, fast_path: bool = True) -> None:
         super().__init__()
         self.name = name
+        self.fast_path = fast_path
         self._tools: dict[str, _MockTool] = {}
         self._log: list[MCPCall] = []
         self.listeners: list[CallListener] = []

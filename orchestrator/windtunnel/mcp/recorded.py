@@ -32,8 +32,10 @@ class RecordedMCPServer(MCPServer):
         synthesize: SynthesizeHook | None = None,
         name: str | None = None,
         scenario: str | None = None,
+        fast_path: bool = True,
     ) -> None:
         super().__init__()
+        self.fast_path = fast_path
         if isinstance(path_or_universe, Universe):
             universe = path_or_universe
             default_name = "universe"

@@ -39,9 +39,10 @@ class MCPServer(ABC):
     name: str
     log_events: bool = True
     """Emit `universe_divergence` through structlog directly (off under a fleet's router)."""
-    fast_calls: bool = True
-    """Answer plain `tools/call` requests without the SDK's per-request machinery (same answers;
-    see `_fast_call` for HTTP, `_stdio_fast` for stdio). Off, every request goes through the SDK."""
+    fast_path: bool = True
+    """Answer plain `tools/call` requests without the SDK's per-request machinery (the same bytes;
+    see `_fast_call` for HTTP, `_stdio_fast` for stdio). Off (`wt serve --no-fast-path`), every
+    request goes through the SDK: the switch for ruling the fast path out when chasing a bug."""
 
     def __init__(self) -> None:
         self._serving: HTTPServing | None = None
@@ -130,7 +131,7 @@ class MCPServer(ABC):
         sdk_server = self.sdk_server()
 
         plain_calls = None
-        if self.fast_calls:
+        if self.fast_path:
             plain_calls = HTTPPlainCalls(
                 path="/mcp",
                 tools=[spec.name for spec in self.tool_specs()],
@@ -173,7 +174,7 @@ class MCPServer(ABC):
         """Serve on stdin/stdout until stdin closes."""
         sdk_server = self.sdk_server()
         fast = None
-        if self.fast_calls:
+        if self.fast_path:
             tools = [spec.name for spec in self.tool_specs()]
             fast = StdioFastCalls(sdk_server, tools, self.handle_call, self.sync_answer())
         await serve_stdio(sdk_server, fast, self.ordered_tools())
