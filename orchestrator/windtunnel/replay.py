@@ -1,34 +1,28 @@
 """The replay engine: one server instance's view of a universe (DESIGN §4).
 
 Every answer a recorded server gives comes from `Replay.call`: it resolves the call, applies the
-miss policy, builds the divergence evidence, appends the call log, emits `universe_divergence` and
-tells listeners (the router). Transports only translate.
-
-Calls may arrive from two threads (over stdio, the reader thread answers plain calls while Trio
-serves the rest): one lock orders resolution, the log and the listeners. A transport that answers
-on the critical path may ask for the listeners to be told after its answer is written
-(`tell_listeners=False`, then `tell_listeners()`); they still hear every call once, in log order.
+miss policy, records a divergence (`divergence`), appends the call log and tells its listeners
+(`call_log`: the router, or the transport once its answer is written). Transports only translate.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import structlog
 
+from .call_log import CallListener, CallLog
 from .calls import MCPCall, is_tool_result
 from .canonical import is_json_value
+from .divergence import divergence_call, log_divergence, unknown_tool_call
 from .errors import HookRequiredError
 from .matching import Hit, Miss, SequenceState, UniverseIndex
-from .miss_answers import SynthesizeHook, empty_result, fail_call_result, unknown_tool_result
+from .miss_answers import SynthesizeHook, empty_result, fail_call_result
 from .universe import Universe, validate_universe
 
 __all__ = ["CallListener", "Replay"]
 
-CallListener = Callable[[MCPCall], None]
 logger = structlog.get_logger("windtunnel")
 
 
@@ -58,37 +52,30 @@ class Replay:
         self.synthesize = synthesize
         self.upstream = upstream
         self.scenario = scenario
-        self.listeners: list[CallListener] = []
+        self.log = CallLog()
         self.log_events = True
         self._state = SequenceState(len(universe.recordings))
-        self._log: list[MCPCall] = []
-        self._untold: list[MCPCall] = []
-        # Reentrant: a listener or a synthesize hook may look at the call log.
-        self._lock = threading.RLock()
+
+    @property
+    def listeners(self) -> list[CallListener]:
+        return self.log.listeners
 
     def call_log(self) -> list[MCPCall]:
-        with self._lock:
-            return list(self._log)
+        return self.log.calls()
 
     def call(self, tool_name: str, args: dict[str, Any], *, tell_listeners: bool = True) -> MCPCall:
         """Answer one call and record it; with `tell_listeners=False` the listeners hear of it
         at the next `tell_listeners()` (or the next call that tells them)."""
-        with self._lock:
+        # Resolved under the log's lock (reentrant: a synthesize hook may read the log), so the
+        # sequence state and the log order agree when two threads answer.
+        with self.log.lock:
             call = self._answer(tool_name, args)
-            self._log.append(call)
-            if self.listeners:
-                self._untold.append(call)
-            if tell_listeners:
-                self.tell_listeners()
+            self.log.append(call, tell_listeners=tell_listeners)
         return call
 
     def tell_listeners(self) -> None:
         """Tell the listeners of every call logged and not told yet, in log order."""
-        with self._lock:
-            untold, self._untold = self._untold, []
-            for call in untold:
-                for listener in self.listeners:
-                    listener(call)
+        self.log.tell_listeners()
 
     def _answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
         started_at = time.time()
@@ -111,20 +98,24 @@ class Replay:
         return call
 
     def _miss(self, tool_name: str, args: dict[str, Any], miss: Miss) -> MCPCall:
-        known = miss.reason != "unknown_tool"
+        if miss.reason == "unknown_tool":
+            call = unknown_tool_call(tool_name, args, upstream=self.upstream)
+        else:
+            call = self._apply_policy(tool_name, args, miss)
+        if self.log_events:
+            log_divergence(call, scenario=self.scenario)
+        return call
+
+    def _apply_policy(self, tool_name: str, args: dict[str, Any], miss: Miss) -> MCPCall:
+        """Answer a call of a declared tool that no recording matches, by the tool's policy."""
         nearest = (
-            self.index.nearest(tool_name, args)[0]
-            if known and self.index.recordings_of(tool_name)
-            else None
+            self.index.nearest(tool_name, args)[0] if self.index.recordings_of(tool_name) else None
         )
         policy = miss.policy
         is_error = False
         fault: str | None = None
         result: Any
-        if not known:
-            result = unknown_tool_result(tool_name)
-            is_error = True
-        elif policy == "nearest" and nearest is not None:
+        if policy == "nearest" and nearest is not None:
             result = self.universe.recordings[nearest.index].result
         elif policy == "empty":
             result = empty_result(self.index, tool_name)
@@ -153,25 +144,14 @@ class Replay:
             policy = "fail_call"
             result = fail_call_result(tool_name, miss, nearest)
             is_error = True
-        divergence = {
-            "tool": tool_name,
-            "args": args,
-            "reason": miss.reason,
-            "policy": policy,
-            "nearest": nearest.to_dict() if nearest is not None else None,
-        }
-        if self.log_events:
-            logger.warning(
-                "universe_divergence", **divergence, upstream=self.upstream, scenario=self.scenario
-            )
-        extra: dict[str, Any] = {"divergence": divergence}
-        if fault is not None:
-            extra["fault"] = fault  # the orchestrator fails the scenario with this reason
-        return MCPCall(
-            tool_name=tool_name,
-            args=args,
+        return divergence_call(
+            tool_name,
+            args,
+            reason=miss.reason,
+            policy=policy,
+            nearest=nearest,
             result=result,
-            extra=extra,
-            upstream=self.upstream,
             is_error=is_error,
+            upstream=self.upstream,
+            fault=fault,
         )

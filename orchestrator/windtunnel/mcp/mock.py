@@ -20,20 +20,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
 import trio
 
+from ..call_log import CallListener, CallLog
 from ..calls import MCPCall
+from ..divergence import log_divergence, unknown_tool_call
 from ..errors import ServerError, UnknownToolError
-from ..miss_answers import unknown_tool_result
-from ..replay import CallListener
 from ..universe import ToolMode, UniverseTool
 from ._bridge import ToolSpec
 from .spi import MCPServer
 
 __all__ = ["MockMCPServer", "schema_from_signature"]
 
-logger = structlog.get_logger("windtunnel")
 
 _JSON_TYPES: dict[Any, str] = {
     str: "string",
@@ -94,8 +92,7 @@ class MockMCPServer(MCPServer):
         self.name = name
         self.fast_path = fast_path
         self._tools: dict[str, _MockTool] = {}
-        self._log: list[MCPCall] = []
-        self.listeners: list[CallListener] = []
+        self.log = CallLog()
 
     def tool(
         self,
@@ -134,8 +131,12 @@ class MockMCPServer(MCPServer):
         )
         self._tools[tool_name] = _MockTool(fn, spec, mode)
 
+    @property
+    def listeners(self) -> list[CallListener]:
+        return self.log.listeners
+
     def add_listener(self, listener: CallListener) -> None:
-        self.listeners.append(listener)
+        self.log.listeners.append(listener)
 
     def tool_specs(self) -> list[ToolSpec]:
         return [tool.spec for tool in self._tools.values()]
@@ -148,7 +149,7 @@ class MockMCPServer(MCPServer):
         ]
 
     def call_log(self) -> list[MCPCall]:
-        return list(self._log)
+        return self.log.calls()
 
     async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
         tool = self._tools.get(tool_name)
@@ -184,23 +185,10 @@ class MockMCPServer(MCPServer):
         return self._record(call, started_at, t0).result
 
     def _unknown(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
-        divergence = {
-            "tool": tool_name,
-            "args": args,
-            "reason": "unknown_tool",
-            "policy": "fail_call",
-            "nearest": None,
-        }
+        call = unknown_tool_call(tool_name, args, upstream=self.name)
         if self.log_events:
-            logger.warning("universe_divergence", **divergence, upstream=self.name, scenario=None)
-        return MCPCall(
-            tool_name=tool_name,
-            args=args,
-            result=unknown_tool_result(tool_name),
-            extra={"divergence": divergence},
-            upstream=self.name,
-            is_error=True,
-        )
+            log_divergence(call, scenario=None)
+        return call
 
     def _failure(self, tool_name: str, args: dict[str, Any], exc: Exception) -> MCPCall:
         # Shaped as an MCP CallToolResult so a frozen universe replays it as the same tool error.
@@ -220,9 +208,7 @@ class MockMCPServer(MCPServer):
     def _record(self, call: MCPCall, started_at: float, t0: float) -> MCPCall:
         call.started_at = started_at
         call.duration_ms = (time.perf_counter() - t0) * 1000.0
-        self._log.append(call)
-        for listener in self.listeners:
-            listener(call)
+        self.log.append(call)
         return call
 
 

@@ -14,6 +14,7 @@ import msgspec
 
 from ..calls import MCPCall
 from ..canonical import nested_deeper_than
+from ..divergence import divergence_warning
 from ..universe import Universe
 from .universe_coverage import UpstreamCoverage
 
@@ -150,38 +151,12 @@ def warnings_from_calls(
     *,
     universes: Mapping[str, Universe] | None = None,
 ) -> list[dict[str, Any]]:
-    """One `universe_divergence` worker warning per divergent call, in call-log order.
-
-    When `universes` maps the call's upstream to its universe, the warning's `nearest` also
-    carries the nearest recording's `args`, so reports can show the values that differ.
-    """
+    """One `universe_divergence` worker warning per divergent call, in call-log order (with
+    `universes`, `nearest` also carries the nearest recording's `args`)."""
     warnings: list[dict[str, Any]] = []
     for call in calls:
-        divergence = call.divergence
-        if divergence is None:
-            continue
-        nearest = divergence.get("nearest")
-        if isinstance(nearest, dict):
-            nearest = dict(nearest)
-            universe = universes.get(call.upstream or "") if universes else None
-            index = nearest.get("index")
-            if (
-                universe is not None
-                and isinstance(index, int)
-                and 0 <= index < len(universe.recordings)
-            ):
-                nearest["args"] = universe.recordings[index].args
-        warnings.append(
-            {
-                "event": "universe_divergence",
-                "level": "warning",
-                "scenario": scenario,
-                "upstream": call.upstream,
-                "tool": divergence.get("tool", call.tool_name),
-                "args": divergence.get("args", call.args),
-                "reason": divergence.get("reason"),
-                "policy": divergence.get("policy"),
-                "nearest": nearest,
-            }
-        )
+        universe = universes.get(call.upstream or "") if universes else None
+        warning = divergence_warning(call, scenario, universe)
+        if warning is not None:
+            warnings.append(warning)
     return warnings
