@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TextIO, runtime_checkable
 
-from ..canonical import encode_json
-from ..terminal_text import escape_terminal
+from ..line_format import LineRenderer, json_line, line_renderer
 from .events import make_event
 from .pipe_writer import PipeWriter
 
@@ -27,12 +26,11 @@ class LossySink(Sink, Protocol):
 
 
 class JsonLinesSink:
-    """One JSON object per line to a text stream (stderr, a file), flushed per event.
+    """One JSON object per line to a text stream (an event file, stderr), flushed per event.
 
-    The line is what a structlog JSON renderer with our serializer prints for the event (`event`
-    first, then the stable schema's fields; the router has already set them all), written
-    directly: through a structlog logger it cost 8.4 µs per event instead of 2.9, and `wt serve`
-    writes one per call. No level filter configured for the app's logs applies here.
+    The line is the one line format's JSON (`line_format.json_line`), written directly rather
+    than through a structlog logger, which costs more per event (docs/benchmarks.md) and would
+    apply the app's level filter to events.
     """
 
     def __init__(self, stream: TextIO) -> None:
@@ -46,7 +44,7 @@ class JsonLinesSink:
             self.dropped += 1
             return
         try:
-            self.stream.write(_line(event).decode())
+            self.stream.write(json_line(event).decode())
             self.stream.flush()
         except OSError as exc:
             # A sink must never take the router down; whoever owns the stream reports this.
@@ -54,45 +52,29 @@ class JsonLinesSink:
             self.dropped += 1
 
 
-def _line(event: dict[str, Any]) -> bytes:
-    # `event` first, then the schema's order: stable lines that diff and grep well. (The key
-    # keeps the first position when `**event` repeats it.)
-    return encode_json({"event": event["event"], **event}) + b"\n"
-
-
-def terminal_safe_json(line: bytes) -> bytes:
-    """A JSON line with the control characters JSON leaves raw written as `\\u` escapes: the
-    same JSON value, safe on a terminal (stderr often is one)."""
-    if line.isascii() and b"\x7f" not in line:
-        return line  # JSON already escapes C0: nothing else can be there
-    return escape_terminal(line.decode("utf-8"), keep_newlines=True).encode("utf-8")
-
-
-def drop_notice(count: int) -> bytes:
+def drop_notice(count: int, render: LineRenderer = json_line) -> bytes:
     """The `events_dropped` line a stream reader gets where `count` lines are missing."""
-    notice = make_event("events_dropped", level="warning", dropped=count)
-    return _line(notice)
+    return render(make_event("events_dropped", level="warning", dropped=count))
 
 
 class PipeSink:
-    """JSON lines, as `JsonLinesSink` writes them, into a `PipeWriter` (stderr, a pipe).
+    """Lines in the process's stderr style (`render`; JSON lines by default) into a `PipeWriter`.
 
     For a stream whose reader may stall or never read: an event that finds the writer's buffer
     full is dropped and counted, and the reader gets an `events_dropped` line with the count
     before the next event that fits (see `pipe_writer`).
     """
 
-    def __init__(self, writer: PipeWriter) -> None:
+    def __init__(self, writer: PipeWriter, render: LineRenderer | None = None) -> None:
         self.writer = writer
+        self.render = render if render is not None else line_renderer("json")
 
     @property
     def total_dropped(self) -> int:
         return self.writer.dropped
 
     def publish(self, event: dict[str, Any]) -> None:
-        # Bytes as encoded, no str round trip per call, unless the line holds what JSON leaves
-        # raw and a terminal would obey (C1 controls, bidi overrides, DEL).
-        self.writer.offer(terminal_safe_json(_line(event)))
+        self.writer.offer(self.render(event))
 
 
 class MemorySink:

@@ -19,10 +19,11 @@ from ..actors.sinks import drop_notice
 from ..actors.stdio_events import StdioEvents
 from ..agents.base import mcp_config
 from ..errors import ConfigError
+from ..line_format import LineRenderer, line_renderer
 from ..mcp.recorded import RecordedMCPServer, upstream_name
 from ..miss_answers import SynthesizeHook
 from .commands import command_help
-from .logs import configure_logging
+from .logs import configure_logging, line_style
 
 __all__ = ["load_hook", "parse_upstreams", "register_serve"]
 
@@ -112,9 +113,12 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
     held = _HeldSignals()
-    with _stderr_writer() as stderr, _event_sink(args.events, stderr) as sink:
+    # Events and log lines share stderr and one line style (`line_format`).
+    style = line_style(args.log_format)
+    render = line_renderer(style, colors=sys.stderr.isatty())
+    with _stderr_writer(render) as stderr, _event_sink(args.events, stderr, render) as sink:
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
-        configure_logging(fmt=args.log_format, stream=PipeTextStream(stderr))
+        configure_logging(fmt=style, stream=PipeTextStream(stderr))
         servers = {
             name: RecordedMCPServer(path, name=name, synthesize=hook, fast_path=args.fast_path)
             for name, path in pairs
@@ -161,10 +165,10 @@ class _HeldSignals:
 
 
 @contextmanager
-def _event_sink(path: str | None, stderr: PipeWriter) -> Iterator[Sink]:
+def _event_sink(path: str | None, stderr: PipeWriter, render: LineRenderer) -> Iterator[Sink]:
     """Events go to `--events FILE` when given (every one kept), else to stderr (lossy)."""
     if path is None:
-        yield PipeSink(stderr)
+        yield PipeSink(stderr, render)
         return
     try:
         events = open(path, "a", encoding="utf-8")  # noqa: SIM115  # closed below
@@ -175,7 +179,7 @@ def _event_sink(path: str | None, stderr: PipeWriter) -> Iterator[Sink]:
 
 
 @contextmanager
-def _stderr_writer() -> Iterator[PipeWriter]:
+def _stderr_writer(render: LineRenderer) -> Iterator[PipeWriter]:
     """stderr behind a `PipeWriter`: an agent that pipes it and never reads it must not stall
     the servers. Closing waits a bounded time for the last lines (and the drop count)."""
     try:
@@ -183,7 +187,7 @@ def _stderr_writer() -> Iterator[PipeWriter]:
     except (AttributeError, ValueError, OSError):
         fd = 2  # sys.stderr was swapped for an object without a descriptor
     sys.stderr.flush()
-    writer = PipeWriter(fd, notice=drop_notice)
+    writer = PipeWriter(fd, notice=lambda count: drop_notice(count, render))
     try:
         yield writer
     finally:
