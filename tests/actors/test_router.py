@@ -98,7 +98,7 @@ EVENTS = [
 def test_json_lines_are_what_structlogs_json_renderer_prints(event: dict[str, Any]) -> None:
     """Each line is byte for byte what a structlog JSON renderer with our serializer prints
     (`event` first), whatever the key order the event came in; the event is left unchanged."""
-    from windtunnel.actors.sinks import _line
+    from windtunnel.line_format import json_line
 
     ours, theirs = io.StringIO(), io.StringIO()
     before = dict(event)
@@ -106,7 +106,7 @@ def test_json_lines_are_what_structlogs_json_renderer_prints(event: dict[str, An
     logger = structlog.wrap_logger(
         structlog.PrintLogger(theirs),
         processors=[
-            structlog.processors.JSONRenderer(serializer=lambda d, **_: _line(d).decode()[:-1])
+            structlog.processors.JSONRenderer(serializer=lambda d, **_: json_line(d).decode()[:-1])
         ],
         wrapper_class=structlog.BoundLogger,
     )
