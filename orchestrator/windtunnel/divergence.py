@@ -13,16 +13,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import structlog
-
 from .calls import MCPCall
 from .matching import Nearest
 from .miss_answers import unknown_tool_result
 from .universe import Universe
 
 __all__ = ["divergence_call", "divergence_warning", "log_divergence", "unknown_tool_call"]
-
-logger = structlog.get_logger("windtunnel")
 
 
 def divergence_call(
@@ -76,9 +72,12 @@ def unknown_tool_call(tool_name: str, args: dict[str, Any], *, upstream: str | N
 
 def log_divergence(call: MCPCall, *, scenario: str | None) -> None:
     """The `universe_divergence` log line of a divergent call (a server outside a fleet)."""
+    # structlog loads here, not with this module: reading a pack (`wt plan`) must not load it.
+    import structlog
+
     divergence = call.divergence
     if divergence is not None:
-        logger.warning(
+        structlog.get_logger("windtunnel").warning(
             "universe_divergence", **divergence, upstream=call.upstream, scenario=scenario
         )
 

@@ -50,15 +50,21 @@ def terminal_safe(line: bytes) -> bytes:
 
 
 def console_line(fields: Mapping[str, Any], *, colors: bool) -> bytes:
-    """`fields` as structlog's console renderer prints a log line, with every value escaped."""
+    """`fields` as structlog's console renderer prints a log line. Strings are escaped; arrays and
+    objects are shown as their JSON (escaped the same way), never as Python reprs."""
     import structlog  # only for console output
 
     renderer = structlog.dev.ConsoleRenderer(colors=colors)
-    escaped = {
-        escape_terminal(str(key)): escape_terminal(value) if isinstance(value, str) else value
-        for key, value in fields.items()
-    }
-    return (str(renderer(None, str(escaped.get("level", "info")), escaped)) + "\n").encode()
+    shown = {escape_terminal(str(key)): _console_value(value) for key, value in fields.items()}
+    return (str(renderer(None, str(shown.get("level", "info")), shown)) + "\n").encode()
+
+
+def _console_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return escape_terminal(value)
+    if isinstance(value, (dict, list, tuple)):
+        return terminal_safe(encode_json(value)).decode("utf-8")
+    return value
 
 
 def line_renderer(style: LineStyle, *, colors: bool = False) -> LineRenderer:
