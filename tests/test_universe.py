@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from tests.conftest import UniverseFactory, universe_doc
 from windtunnel.api import UniverseTool, load_universe
 from windtunnel.errors import UniverseError
-from windtunnel.universe import decode_universe, encode_universe
+from windtunnel.universe import Universe, decode_universe, encode_universe
 
 TOOL = {"name": "lookup", "input_schema": {"type": "object"}}
 
@@ -235,3 +235,35 @@ def test_encode_keeps_recorded_payload_order_and_recording_meta(
     assert list(decoded["tools"][0]["input_schema"]["properties"]) == ["q", "a"]
     assert recording["meta"] == {"provenance": "model_view"}
     assert decode_universe(encoded) == universe
+
+
+def test_a_loaded_universe_is_frozen_and_checked_once(
+    write_universe_file: UniverseFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import windtunnel.universe as universe_module
+    from windtunnel.mcp import RecordedMCPServer
+
+    checks: list[object] = []
+    check = universe_module._check_references
+
+    def counted(universe: Universe, file: str, nesting_checked: bool) -> None:
+        checks.append(universe)
+        check(universe, file, nesting_checked)
+
+    monkeypatch.setattr(universe_module, "_check_references", counted)
+    doc = universe_doc(
+        [{"name": "lookup"}], [{"tool_name": "lookup", "args": {"arguments": {"q": 1}}}]
+    )
+    universe = load_universe(write_universe_file(doc))
+    RecordedMCPServer(universe)
+    RecordedMCPServer(universe)
+    assert checks == [universe]
+    with pytest.raises(AttributeError):
+        universe.recordings = []  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        universe.recordings[0].args = {}  # type: ignore[misc]
+    # The wire shape `{"arguments": {...}}` was flattened while decoding, not after.
+    assert universe.recordings[0].args == {"q": 1}
+    built = Universe(windtunnel_universe=1, tools=[UniverseTool("t")])
+    RecordedMCPServer(built)
+    assert checks == [universe, built]

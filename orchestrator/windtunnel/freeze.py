@@ -74,11 +74,17 @@ def freeze_universe(
             if key in seen:
                 continue
             seen.add(key)
-        recording = Recording(tool_name=call.tool_name, args=args, result=call.result)
         provenance = call.extra.get(RECORDING_META)
-        if isinstance(provenance, dict) and provenance:
-            recording.meta = dict(provenance)
-        recordings.append(recording)
+        recordings.append(
+            Recording(
+                tool_name=call.tool_name,
+                args=args,
+                result=call.result,
+                meta=dict(provenance)
+                if isinstance(provenance, dict) and provenance
+                else msgspec.UNSET,
+            )
+        )
     universe = Universe(
         windtunnel_universe=FORMAT_VERSION,
         tools=tool_list,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import weakref
 from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
@@ -51,7 +52,7 @@ def _object_schema() -> dict[str, Any]:
     return {"type": "object"}
 
 
-class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
     """A tool the universe offers: what the agent sees in `tools/list`."""
 
     name: str
@@ -61,7 +62,7 @@ class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     mode: ToolMode = "stateless"
 
 
-class Recording(msgspec.Struct, forbid_unknown_fields=True):
+class Recording(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
     """A witnessed call at rest: the same shape as an `MCPCall` (tool, flat args, result).
 
     `meta` is free-form provenance of this one recording (e.g. `{"provenance": "model_view"}`
@@ -75,7 +76,7 @@ class Recording(msgspec.Struct, forbid_unknown_fields=True):
     meta: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
 
 
-class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
     """How live calls that miss are answered, and which keys identify a call per tool."""
 
     on_miss: MissPolicy = "fail_call"
@@ -86,7 +87,9 @@ class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
         return self.per_tool_on_miss.get(tool_name, self.on_miss)
 
 
-class Universe(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True):
+class Universe(
+    msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True, weakref=True
+):
     """A hermetic fake upstream: tools, recordings and matching rules."""
 
     windtunnel_universe: int
@@ -184,8 +187,6 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
         matching=outline.matching,
         meta=outline.meta,
     )
-    for recording in universe.recordings:
-        recording.args = flatten_wire_args(recording.tool_name, recording.args)
     validate_universe(universe, file=file, nesting_checked=True)
     return universe
 
@@ -197,6 +198,9 @@ def _decode_recording(raw: msgspec.Raw, index: int, file: str) -> Recording:
         message, path = _split_msgspec_error(exc, bytes(raw))
         where = f"$.recordings[{index}]" + (path[1:] if path else "")
         raise UniverseError(message, file=file, path=where) from None
+    flat = flatten_wire_args(recording.tool_name, recording.args)
+    if flat is not recording.args:
+        recording = msgspec.structs.replace(recording, args=flat)
     # Nesting needs an opening bracket per level: a recording with few brackets in its bytes
     # (brackets inside strings count too) cannot nest too deep, and is not walked.
     text = bytes(raw)
@@ -225,11 +229,24 @@ def _raise_version_error(data: bytes | str, file: str) -> None:
         raise _version_error(version, file)
 
 
+_validated: weakref.WeakValueDictionary[int, Universe] = weakref.WeakValueDictionary()
+"""Universes that passed `validate_universe`, by id: each is checked once (Structs are frozen and
+nothing changes one after load). Keyed by id: a frozen Struct holding dicts is unhashable."""
+
+
 def validate_universe(
     universe: Universe, *, file: str = "<universe>", nesting_checked: bool = False
 ) -> None:
     """Check every cross-reference and the nesting limit (unless the recordings' was already
-    checked, as decoding does); raise `UniverseError` for the first problem found."""
+    checked, as decoding does); raise `UniverseError` for the first problem found. A universe
+    that passed once (every loaded one) is not checked again."""
+    if _validated.get(id(universe)) is universe:
+        return
+    _check_references(universe, file, nesting_checked)
+    _validated[id(universe)] = universe
+
+
+def _check_references(universe: Universe, file: str, nesting_checked: bool) -> None:
     names: set[str] = set()
     for i, tool in enumerate(universe.tools):
         if not tool.name:

@@ -8,6 +8,7 @@ import socket
 from typing import Any
 
 import mcp
+import msgspec
 import pytest
 import trio
 from trio_websocket import ConnectionClosed, open_websocket_url
@@ -16,7 +17,7 @@ from tests.compat import COMPAT_UNIVERSE
 from windtunnel.actors import JsonLinesSink, MemorySink, open_fleet
 from windtunnel.errors import ServerError
 from windtunnel.mcp import RecordedMCPServer
-from windtunnel.universe import Universe
+from windtunnel.universe import Universe, load_universe
 
 N_SCENARIOS = 6
 UPSTREAMS = ["crm", "billing", "email"]
@@ -150,8 +151,11 @@ async def test_synthesize_hook_that_raises_is_a_scenario_fault() -> None:
         raise ValueError("no template for this tool")
 
     memory = MemorySink()
-    server = RecordedMCPServer(COMPAT_UNIVERSE, synthesize=hook)
-    server.universe.matching.on_miss = "synthesize"
+    loaded = load_universe(COMPAT_UNIVERSE)
+    universe = msgspec.structs.replace(
+        loaded, matching=msgspec.structs.replace(loaded.matching, on_miss="synthesize")
+    )
+    server = RecordedMCPServer(universe, synthesize=hook)
     with trio.fail_after(30):
         async with open_fleet(sinks=[memory]) as fleet:
             async with fleet.scenario("s", {"crm": server}) as run:
