@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from . import capacity, core, fleet, memory, pack, peers, record, serve, startup
+from . import capacity, core, fleet, memory, pack, peers, record, scale, serve, startup
 from .report import update_section, write_json
 
 __all__ = ["main"]
@@ -24,8 +24,8 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     capacity,
     record,
 )
-# Run on their own only (`all` stays under 15 minutes): `memory` takes ~20.
-SEPARATE: tuple[ModuleType, ...] = (memory,)
+# Run on their own only (`all` stays under 15 minutes): `memory` takes ~20, `scale` ~10.
+SEPARATE: tuple[ModuleType, ...] = (memory, scale)
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:

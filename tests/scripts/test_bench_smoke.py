@@ -268,3 +268,21 @@ def test_quick_startup_reports_every_command_on_both_caches(tmp_path: Path) -> N
     assert "windtunnel.cli.main" in modules
     assert "mcp" not in modules
     assert "| `wt plan` |" in md.read_text()
+
+
+def test_quick_scale_times_both_levels_and_builds_the_model(tmp_path: Path) -> None:
+    out = tmp_path / "scale.json"
+    done = _bench("--quick", "scale", "--json", out)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert (data["scenarios"], data["small"], data["repeats"], data["target_units"]) == (
+        6,
+        3,
+        3,
+        200,
+    )
+    assert set(data["times_s"]) == {"j1", "j2", "j1_small"}
+    assert all(len(runs) == 3 and min(runs) > 0 for runs in data["times_s"].values())
+    assert [row["machines"] for row in data["estimates_10k"]] == [1, 10, 100]
+    assert data["model"]["merge_10k_s"] > 0
+    assert "| -j 2, 6 units |" in done.stdout

@@ -1,7 +1,6 @@
-"""Benchmark `wt run -j`: one pack at -j 1 and -j 2, and a measured cost model for many machines.
+"""`scripts/bench scale`: `wt run -j` at -j 1 and -j 2, and a measured cost model for many machines.
 
-    .venv/bin/python scripts/bench_scale.py [--scenarios 200] [--small 40] [--repeats 3]
-                                            [--diagnose-fsync] [--json]
+    scripts/bench scale [--scenarios 200] [--small 40] [--repeats 3] [--diagnose-fsync]
 
 A generated pack of `--scenarios` scenarios (the scripted agent, real MCP clients, two recorded
 upstreams, two calls each) runs at -j 1 and -j 2, each `--repeats` times, interleaved; the report
@@ -12,7 +11,8 @@ gives the median wall times and the speed-up. Then the cost model, from measurem
 - `e`, the parallel efficiency of two shards on this machine: speed-up / 2;
 - the cost of merging: `merge_runs` over the -j 2 run's shards, and over 10,000 copies of one of
   the run's real traces cut into 20 shards (measured, not extrapolated);
-- the largest shard of 10,000 units cut K ways, computed with the real assignment (`shard_of`).
+- the largest shard of `--target-units` (10,000) units cut K ways, computed with the real
+  assignment (`shard_of`).
 
 For M machines like this one (2 cores, so K = 2M one-core shards) the estimate is
 `a + (b / e) * largest_shard(K) + merge(10,000)` (wall-time model, this machine's contention
@@ -27,16 +27,13 @@ concurrent fsyncs queue behind each other that, not CPU, is what limits local pa
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import platform
 import resource
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,10 +45,18 @@ from windtunnel.scale.manifest import ShardManifest, write_manifest
 from windtunnel.scale.merge import merge_runs, write_run
 from windtunnel.scale.shards import ShardSpec, plan_hash, shard_of
 
-ROOT = Path(__file__).resolve().parents[1]
+from .report import BenchResult, finish_data, header, start_data
+
+__all__ = ["HELP", "NAME", "add_arguments", "run"]
+
+NAME = "scale"
+HELP = "wt run -j 1 vs -j 2 on one pack, and a measured cost model for 10 and 100 machines"
+
+ROOT = Path(__file__).resolve().parents[2]
 UNIVERSES = ROOT / "configs" / "demo" / "universes"
 WT = [sys.executable, "-m", "windtunnel"]
-TARGET_UNITS = 10_000
+# The checkout this script lives in, whatever `windtunnel` the interpreter has installed.
+WT_ENV = {**os.environ, "PYTHONPATH": str(ROOT / "orchestrator")}
 
 
 def write_pack(directory: Path, scenarios: int, concurrency: int) -> Path:
@@ -107,7 +112,7 @@ def timed_run(
     """Wall seconds and CPU seconds (all processes) of one `wt run PACK -j JOBS`, end to end."""
     busy0, cpu0, started = _machine_busy(), _children_cpu(), time.perf_counter()
     command = [*WT, "run", str(pack), "-j", str(jobs), "-o", str(out), "--progress", "plain"]
-    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env)
+    done = subprocess.run(command, capture_output=True, text=True, check=False, env=env or WT_ENV)
     elapsed, cpu = time.perf_counter() - started, _children_cpu() - cpu0
     OTHERS.append(max(0.0, (_machine_busy() - busy0 - cpu) / elapsed))
     if done.returncode != 0:
@@ -169,7 +174,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         site = work / "no-fsync"
         site.mkdir()
         (site / "sitecustomize.py").write_text(NO_FSYNC)
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
+        env = {**WT_ENV, "PYTHONPATH": os.pathsep.join([str(site), *sys.path])}
         for key in ("j1_nofsync", "j2_nofsync"):
             times[key], cpu[key] = [], []
         for r in range(args.repeats):
@@ -187,19 +192,20 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
     a_cpu = med_cpu["j1_small"] - b_cpu * args.small
     m = statistics.median(merges) / args.scenarios
     template = read_results(work / "j1-0")[0]
-    merge_10k = merge_at_scale(template, TARGET_UNITS, 20, work)
+    target = args.target_units
+    merge_10k = merge_at_scale(template, target, 20, work)
     efficiency = speedup / 2
     estimates = []
     for machines in (1, 10, 100):
         shards_k = 2 * machines
-        largest = largest_shard(TARGET_UNITS, shards_k)
+        largest = largest_shard(target, shards_k)
         merge_s = merge_10k
         estimates.append(
             {
                 "machines": machines,
                 "shards": shards_k,
                 "largest_shard": largest,
-                "mean_shard": TARGET_UNITS / shards_k,
+                "mean_shard": target / shards_k,
                 "merge_s": merge_s,
                 # Wall-time model: this machine's own -j 2 efficiency, contention included.
                 "total_s": a + (b / efficiency) * largest + merge_s,
@@ -212,11 +218,7 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
         for row in estimates:
             row[key.replace("total", "speedup")] = base / row[key]
     return {
-        "machine": {
-            "cpus": os.cpu_count(),
-            "python": platform.python_version(),
-            "platform": platform.platform(),
-        },
+        "target_units": target,
         "scenarios": args.scenarios,
         "small": args.small,
         "concurrency": args.concurrency,
@@ -247,11 +249,11 @@ def measure(args: argparse.Namespace, work: Path) -> dict[str, Any]:
 
 def render(result: dict[str, Any]) -> str:
     med, model = result["median_s"], result["model"]
-    n = result["scenarios"]
+    n, target = result["scenarios"], result["target_units"]
     lines = [
         f"pack: {n} scenarios x 1 repeat, scripted agent, 2 upstreams, concurrency "
         f"{result['concurrency']} per worker; {result['repeats']} runs each; "
-        f"{result['machine']['cpus']} CPUs, Python {result['machine']['python']}",
+        f"{result['machine']['nproc']} CPUs, Python {result['machine']['python']}",
         "",
         "load average (1 min) before and after each round: "
         + ", ".join(f"{x:.2f}" for x in result["load_average_1m"]),
@@ -286,10 +288,10 @@ def render(result: dict[str, Any]) -> str:
         f"wall: fixed cost per shard a = {model['a_s']:.2f} s, per unit b = "
         f"{model['b_s'] * 1000:.1f} ms; CPU: a = {model['a_cpu_s']:.2f} s, b = "
         f"{model['b_cpu_s'] * 1000:.1f} ms; merge per unit m = "
-        f"{model['merge_per_unit_s'] * 1000:.2f} ms at {n} units; merging 10,000 units "
+        f"{model['merge_per_unit_s'] * 1000:.2f} ms at {n} units; merging {target:,} units "
         f"(20 shards, measured): {model['merge_10k_s']:.1f} s",
         "",
-        "10,000 scenarios on M machines like this one (2 one-core shards per machine):",
+        f"{target:,} scenarios on M machines like this one (2 one-core shards per machine):",
         "",
         "| machines | shards | largest shard (mean) | merge (s) | wall model (s) | speed-up | "
         "CPU model (s) | speed-up |",
@@ -305,26 +307,33 @@ def render(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="bench_scale", description=__doc__.splitlines()[0])
+def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--scenarios", type=int, default=200, help="pack size (default 200)")
     parser.add_argument("--small", type=int, default=40, help="second size for the fit (40)")
     parser.add_argument("--repeats", type=int, default=3, help="runs per setting (>= 3)")
     parser.add_argument("--concurrency", type=int, default=8, help="units in flight per worker")
     parser.add_argument(
+        "--target-units",
+        type=int,
+        default=10_000,
+        help="pack size the model estimates for, merge measured at (default 10,000)",
+    )
+    parser.add_argument(
         "--diagnose-fsync",
         action="store_true",
         help="also time -j 1 and -j 2 with fsync off in every process (a diagnostic)",
     )
-    parser.add_argument("--json", action="store_true", help="print the raw numbers as JSON")
-    args = parser.parse_args(argv)
-    if args.repeats < 3 or not 0 < args.small < args.scenarios:
-        parser.error("need --repeats >= 3 and 0 < --small < --scenarios")
+
+
+def run(options: argparse.Namespace) -> BenchResult:
+    if options.quick:
+        options.scenarios, options.small, options.repeats, options.target_units = 6, 3, 3, 200
+    if options.repeats < 3 or not 0 < options.small < options.scenarios:
+        raise SystemExit("scripts/bench scale: need --repeats >= 3 and 0 < --small < --scenarios")
+    data = start_data(NAME, options)
     with tempfile.TemporaryDirectory(prefix="wt-bench-scale-") as tmp:
-        result = measure(args, Path(tmp))
-    print(json.dumps(result, indent=2) if args.json else render(result))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
+        data.update(measure(options, Path(tmp)))
+    finish_data(data)
+    text = "\n".join([*header("Past one machine (`scripts/bench scale`)", data), render(data)])
+    print(text)
+    return BenchResult(data, text)
