@@ -14,14 +14,33 @@ import os
 import re
 import sys
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
+from ..canonical import is_json_value
 from ..errors import ConfigError
 from ..input_files import MAX_PACK_BYTES, read_input
 from .agent_spec import AgentSpec
-from .config_fields import Fields
+from .pack_file import (
+    AgentTable,
+    CallBudgetTable,
+    CallOrderTable,
+    CommandAgentTable,
+    ContainsTable,
+    CoverageTable,
+    ForbiddenCallTable,
+    JsonFieldTable,
+    NoDivergenceTable,
+    PlanStepTable,
+    PolicyTable,
+    PythonAgentTable,
+    RegexTable,
+    RequiredCallTable,
+    ScenarioTable,
+    ScorerTable,
+    decode_pack_file,
+)
 from .policies import (
     Policy,
     call_budget,
@@ -34,229 +53,152 @@ from .policies import (
 from .scenario import PlanStep, Scenario, ScenarioPack
 from .scorers import Scorer, contains, json_field, regex
 
-__all__ = ["POLICY_KINDS", "SCORER_KINDS", "load_pack", "load_pack_toml"]
+__all__ = ["load_pack", "load_pack_toml"]
 
 _UPSTREAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_TASK_VIA = ("arg", "file", "stdin")
+_NOT_JSON = "expected JSON-like data (strings, numbers, booleans, arrays, tables)"
 
 
-def _one_of(names: Mapping[str, object] | tuple[str, ...]) -> str:
-    return ", ".join(sorted(names))
+class _Checks:
+    """The checks a Struct cannot make, each failing with the file and the key path."""
 
+    def __init__(self, file: str) -> None:
+        self.file = file
 
-def _upstream_ref(table: Fields, upstreams: Mapping[str, Path]) -> str | None:
-    upstream = table.text("upstream")
-    if upstream is not None and upstream not in upstreams:
-        having = _one_of(upstreams) if upstreams else "none"
-        table.fail(f"unknown upstream {upstream!r}; this scenario has {having}", "upstream")
-    return upstream
+    def fail(self, message: str, path: str) -> NoReturn:
+        raise ConfigError(message, file=self.file, path=path)
 
+    def json(self, value: Any, path: str) -> Any:
+        if not is_json_value(value):
+            self.fail(_NOT_JSON, path)
+        return value
 
-def _no_divergence(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
-    return no_divergence()
+    def upstream(self, name: str | None, upstreams: Mapping[str, Path], path: str) -> None:
+        if name is not None and name not in upstreams:
+            having = ", ".join(sorted(upstreams)) if upstreams else "none"
+            self.fail(f"unknown upstream {name!r}; this scenario has {having}", path)
 
-
-def _required_call(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
-    tool = table.required_text("tool")
-    return required_call(tool, table.json_table("args"), _upstream_ref(table, upstreams))
-
-
-def _forbidden_call(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
-    tool = table.required_text("tool")
-    return forbidden_call(tool, table.json_table("args"), _upstream_ref(table, upstreams))
-
-
-def _call_budget(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
-    if not table.has("max_calls"):
-        table.fail("required key missing", "max_calls")
-    max_calls = table.integer("max_calls", 0, minimum=0)
-    return call_budget(max_calls, table.text("tool"))
-
-
-def _call_order(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
-    return call_order(table.str_list("tools", required=True, nonempty=True))
-
-
-def _coverage(table: Fields, upstreams: Mapping[str, Path]) -> Policy:
-    minimum = table.number("minimum", 1.0, minimum=0.0, maximum=1.0)
-    return coverage(table.text("tool"), _upstream_ref(table, upstreams), minimum)
-
-
-POLICY_KINDS: dict[str, Callable[[Fields, Mapping[str, Path]], Policy]] = {
-    "no_divergence": _no_divergence,
-    "required_call": _required_call,
-    "forbidden_call": _forbidden_call,
-    "call_budget": _call_budget,
-    "call_order": _call_order,
-    "coverage": _coverage,
-}
-
-
-def _threshold(table: Fields) -> float:
-    return table.number("threshold", 1.0, minimum=0.0, maximum=1.0)
-
-
-def _contains(table: Fields) -> Scorer:
-    text = table.required_text("text")
-    return contains(text, table.flag("case_sensitive", False), _threshold(table))
-
-
-def _regex(table: Fields) -> Scorer:
-    pattern = table.required_text("pattern")
-    threshold = _threshold(table)
-    try:
-        return regex(pattern, threshold)
-    except ConfigError as exc:
-        table.fail(exc.message, "pattern")
-
-
-def _json_field(table: Fields) -> Scorer:
-    field = table.required_text("field")
-    equals = table.json("equals", required=True)
-    threshold = _threshold(table)
-    try:
-        return json_field(field, equals, threshold)
-    except ConfigError as exc:
-        table.fail(exc.message, "field")
-
-
-SCORER_KINDS: dict[str, Callable[[Fields], Scorer]] = {
-    "contains": _contains,
-    "regex": _regex,
-    "json_field": _json_field,
-}
-
-
-def _kind(table: Fields, kinds: Mapping[str, object], what: str) -> str:
-    kind = table.required_text("kind")
-    if kind not in kinds:
-        table.fail(f"unknown {what} {kind!r}; expected one of {_one_of(kinds)}", "kind")
-    return kind
-
-
-def _agent(table: Fields) -> AgentSpec:
-    kind = _kind(table, {"command": 0, "python": 0, "scripted": 0}, "agent kind")
-    command: list[str] = []
-    task_via = "stdin"
-    callable_ref: str | None = None
-    env = table.str_table("env")
-    if kind == "command":
-        command = table.str_list("command", required=True, nonempty=True)
-        task_via = table.text("task_via") or "stdin"
-        if task_via not in ("stdin", "file", "arg"):
-            table.fail(
-                f"unknown task_via {task_via!r}; expected one of arg, file, stdin", "task_via"
+    def agent(self, table: AgentTable, path: str) -> AgentSpec:
+        if isinstance(table, CommandAgentTable) and table.task_via not in _TASK_VIA:
+            self.fail(
+                f"unknown task_via {table.task_via!r}; expected one of {', '.join(_TASK_VIA)}",
+                f"{path}.task_via",
             )
-    else:
-        for key in ("command", "task_via"):
-            table.reject(key, f"not used by agent kind {kind!r}")
-    if kind == "python":
-        callable_ref = table.text("callable", required=True)
-    else:
-        table.reject("callable", f"not used by agent kind {kind!r}")
-    table.finish()
-    try:
-        return AgentSpec(
-            kind=kind,  # type: ignore[arg-type]  # checked against the kinds above
-            command=command,
-            task_via=task_via,  # type: ignore[arg-type]  # checked above
-            env=env,
-            callable=callable_ref,
-        )
-    except ConfigError as exc:
-        table.fail(exc.message, exc.path)
-
-
-def _upstreams(table: Fields | None, base: Path) -> dict[str, Path]:
-    if table is None:
-        return {}
-    upstreams: dict[str, Path] = {}
-    for name in table.data:
-        written = table.required_text(name)
-        if not _UPSTREAM_NAME.match(name):
-            table.fail(
-                "an upstream name uses letters, digits, '_', '-' and '.', and starts with a "
-                "letter or digit",
-                name,
-            )
-        path = Path(os.path.normpath(base / written))
         try:
-            exists, is_dir = path.exists(), path.is_dir()
-        except (OSError, ValueError) as exc:  # a NUL byte, a name or path too long, ...
-            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
-            table.fail(f"unusable universe path: {reason}", name)
-        if not exists:
-            table.fail(f"no such universe file {os.fspath(path)!r}", name)
-        if is_dir:
-            table.fail(f"{os.fspath(path)!r} is a directory, expected a universe file", name)
-        upstreams[name] = path.resolve()
-    table.finish()
-    return upstreams
+            return AgentSpec(
+                kind=table.__struct_config__.tag,  # type: ignore[arg-type]  # the union's tags
+                command=list(table.command) if isinstance(table, CommandAgentTable) else [],
+                task_via=table.task_via if isinstance(table, CommandAgentTable) else "stdin",  # type: ignore[arg-type]  # checked above
+                env=dict(table.env),
+                callable=table.callable if isinstance(table, PythonAgentTable) else None,
+            )
+        except ConfigError as exc:
+            self.fail(exc.message, f"{path}.{exc.path}" if exc.path else path)
 
-
-def _plan(items: list[Fields], upstreams: Mapping[str, Path]) -> list[PlanStep]:
-    steps: list[PlanStep] = []
-    for step in items:
-        tool = step.required_text("tool")
-        upstream = _upstream_ref(step, upstreams)
-        if upstream is None:
-            if len(upstreams) == 1:
-                upstream = next(iter(upstreams))
-            elif upstreams:
-                step.fail(
-                    f"required when the scenario has several upstreams ({_one_of(upstreams)})",
-                    "upstream",
+    def upstreams(self, table: Mapping[str, str], base: Path, path: str) -> dict[str, Path]:
+        upstreams: dict[str, Path] = {}
+        for name, written in table.items():
+            where = f"{path}.{name}"
+            if not _UPSTREAM_NAME.match(name):
+                self.fail(
+                    "an upstream name uses letters, digits, '_', '-' and '.', and starts with a "
+                    "letter or digit",
+                    where,
                 )
-        args = step.json_table("args") or {}
-        step.finish()
-        steps.append(PlanStep(tool=tool, args=args, upstream=upstream))
-    return steps
+            file = Path(os.path.normpath(base / written))
+            try:
+                exists, is_dir = file.exists(), file.is_dir()
+            except (OSError, ValueError) as exc:  # a NUL byte, a name or path too long, ...
+                reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+                self.fail(f"unusable universe path: {reason}", where)
+            if not exists:
+                self.fail(f"no such universe file {os.fspath(file)!r}", where)
+            if is_dir:
+                self.fail(f"{os.fspath(file)!r} is a directory, expected a universe file", where)
+            upstreams[name] = file.resolve()
+        return upstreams
 
+    def policy(self, table: PolicyTable, upstreams: Mapping[str, Path], path: str) -> Policy:
+        if isinstance(table, NoDivergenceTable):
+            return no_divergence()
+        if isinstance(table, RequiredCallTable | ForbiddenCallTable):
+            args = None if table.args is None else self.json(table.args, f"{path}.args")
+            self.upstream(table.upstream, upstreams, f"{path}.upstream")
+            build = required_call if isinstance(table, RequiredCallTable) else forbidden_call
+            return build(table.tool, args, table.upstream)
+        if isinstance(table, CallBudgetTable):
+            return call_budget(table.max_calls, table.tool)
+        if isinstance(table, CallOrderTable):
+            return call_order(list(table.tools))
+        assert isinstance(table, CoverageTable)
+        self.upstream(table.upstream, upstreams, f"{path}.upstream")
+        return coverage(table.tool, table.upstream, table.minimum)
 
-class _PackDefaults:
-    def __init__(self, repeats: int, timeout_s: float) -> None:
-        self.repeats = repeats
-        self.timeout_s = timeout_s
+    def scorer(self, table: ScorerTable, path: str) -> Scorer:
+        if isinstance(table, ContainsTable):
+            return contains(table.text, table.case_sensitive, table.threshold)
+        if isinstance(table, RegexTable):
+            try:
+                return regex(table.pattern, table.threshold)
+            except ConfigError as exc:
+                self.fail(exc.message, f"{path}.pattern")
+        assert isinstance(table, JsonFieldTable)
+        equals = self.json(table.equals, f"{path}.equals")
+        try:
+            return json_field(table.field, equals, table.threshold)
+        except ConfigError as exc:
+            self.fail(exc.message, f"{path}.field")
 
+    def plan(
+        self, steps: list[PlanStepTable], upstreams: Mapping[str, Path], path: str
+    ) -> list[PlanStep]:
+        plan: list[PlanStep] = []
+        for i, step in enumerate(steps):
+            where = f"{path}[{i}]"
+            upstream = step.upstream
+            self.upstream(upstream, upstreams, f"{where}.upstream")
+            if upstream is None:
+                if len(upstreams) == 1:
+                    upstream = next(iter(upstreams))
+                elif upstreams:
+                    self.fail(
+                        "required when the scenario has several upstreams "
+                        f"({', '.join(sorted(upstreams))})",
+                        f"{where}.upstream",
+                    )
+            args = {} if step.args is None else self.json(step.args, f"{where}.args")
+            plan.append(PlanStep(tool=step.tool, args=dict(args), upstream=upstream))
+        return plan
 
-def _scenario(table: Fields, base: Path, defaults: _PackDefaults) -> Scenario:
-    name = table.required_text("name")
-    task = table.required_text("task")
-    repeats = table.integer("repeats", defaults.repeats, minimum=1)
-    timeout_s = table.number("timeout_s", defaults.timeout_s, minimum=0.0, exclusive_minimum=True)
-    tags = table.str_list("tags")
-    upstreams = _upstreams(table.table("upstreams"), base)
-    policies: list[Policy] = []
-    for item in table.tables("policies", header="scenario.policies"):
-        policies.append(POLICY_KINDS[_kind(item, POLICY_KINDS, "policy")](item, upstreams))
-        item.finish()
-    scorers: list[Scorer] = []
-    for item in table.tables("scorers", header="scenario.scorers"):
-        scorers.append(SCORER_KINDS[_kind(item, SCORER_KINDS, "scorer")](item))
-        item.finish()
-    plan = _plan(table.tables("plan", header="scenario.plan"), upstreams)
-    final_answer: str | None = None
-    scripted = table.table("scripted")
-    if scripted is not None:
-        final_answer = scripted.text("final_answer", nonempty=False)
-        scripted.finish()
-    agent_table = table.table("agent")
-    agent = _agent(agent_table) if agent_table is not None else None
-    metadata = table.json_table("metadata") or {}
-    table.finish()
-    return Scenario(
-        name=name,
-        task=task,
-        upstreams=upstreams,
-        policies=policies,
-        scorers=scorers,
-        repeats=repeats,
-        timeout_s=timeout_s,
-        tags=tags,
-        plan=plan,
-        final_answer=final_answer,
-        agent=agent,
-        metadata=metadata,
-    )
+    def scenario(
+        self, table: ScenarioTable, base: Path, repeats: int, timeout_s: float, path: str
+    ) -> Scenario:
+        upstreams = self.upstreams(table.upstreams, base, f"{path}.upstreams")
+        policies = [
+            self.policy(item, upstreams, f"{path}.policies[{i}]")
+            for i, item in enumerate(table.policies)
+        ]
+        scorers = [
+            self.scorer(item, f"{path}.scorers[{i}]") for i, item in enumerate(table.scorers)
+        ]
+        plan = self.plan(table.plan, upstreams, f"{path}.plan")
+        agent = None if table.agent is None else self.agent(table.agent, f"{path}.agent")
+        metadata = self.json(table.metadata, f"{path}.metadata")
+        return Scenario(
+            name=table.name,
+            task=table.task,
+            upstreams=upstreams,
+            policies=policies,
+            scorers=scorers,
+            repeats=table.repeats if table.repeats is not None else repeats,
+            timeout_s=table.timeout_s if table.timeout_s is not None else timeout_s,
+            tags=list(table.tags),
+            plan=plan,
+            final_answer=table.scripted.final_answer if table.scripted is not None else None,
+            agent=agent,
+            metadata=dict(metadata),
+        )
 
 
 def load_pack_toml(path: str | os.PathLike[str]) -> ScenarioPack:
@@ -274,36 +216,26 @@ def load_pack_toml(path: str | os.PathLike[str]) -> ScenarioPack:
         raise ConfigError(
             f"invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})", file=file
         ) from None
+    pack_file = decode_pack_file(data, file)
+    checks = _Checks(file)
+    pack = pack_file.pack
+    agent = None if pack_file.agent is None else checks.agent(pack_file.agent, "agent")
+    if not pack_file.scenario:
+        checks.fail("a pack needs at least one [[scenario]]", "scenario")
     base = Path(file).parent
-    root = Fields(data, "", file)
-    pack = root.table("pack", required=True)
-    assert pack is not None  # `required` has failed otherwise
-    name = pack.required_text("name")
-    concurrency = pack.integer("concurrency", 4, minimum=1)
-    defaults = _PackDefaults(
-        pack.integer("repeats", 1, minimum=1),
-        pack.number("timeout_s", 60.0, minimum=0.0, exclusive_minimum=True),
-    )
-    pack.finish()
-    agent_table = root.table("agent")
-    agent = _agent(agent_table) if agent_table is not None else None
-    items = root.tables("scenario")
-    if not items:
-        root.fail("a pack needs at least one [[scenario]]", "scenario")
     scenarios: list[Scenario] = []
     first_at: dict[str, str] = {}
-    for item in items:
-        scenario = _scenario(item, base, defaults)
-        if scenario.name in first_at:
-            item.fail(
-                f"duplicate scenario name {scenario.name!r} (first at {first_at[scenario.name]})",
-                "name",
+    for i, table in enumerate(pack_file.scenario):
+        where = f"scenario[{i}]"
+        if table.name in first_at:
+            checks.fail(
+                f"duplicate scenario name {table.name!r} (first at {first_at[table.name]})",
+                f"{where}.name",
             )
-        first_at[scenario.name] = item.path
-        scenarios.append(scenario)
-    root.finish()
+        first_at[table.name] = where
+        scenarios.append(checks.scenario(table, base, pack.repeats, pack.timeout_s, where))
     return ScenarioPack(
-        name=name, scenarios=scenarios, agent=agent, concurrency=concurrency, source=file
+        name=pack.name, scenarios=scenarios, agent=agent, concurrency=pack.concurrency, source=file
     )
 
 
