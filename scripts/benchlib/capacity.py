@@ -271,12 +271,12 @@ def _ms(spread: dict[str, Any] | None) -> str:
 
 
 TAIL = """\
-Where the time goes: the server CPU column is the whole story on a 2-core machine shared with
-wrk. The floor spends its CPU in hypercorn's protocol code, h11 and Trio (see `serve` for the
-worker under it and the stock worker it replaced). A plain `tools/call` on ours is read and
-answered inside the protocol before h11 or ASGI see it (`mcp/_h11_fast.py`, `mcp/_http_head.py`),
-so ours does less HTTP work per request than the floor and adds the matcher, the call log and
-result mapping: that is why it serves more requests per second than its own floor.
+Where the time goes: the server CPU column is the whole story on a 2-core machine shared with wrk.
+The floor spends its CPU in hypercorn's protocol code, h11 and Trio (see `serve` for the worker
+under it and the stock worker it replaced). A plain `tools/call` on ours is read and answered inside
+the protocol before h11 or ASGI see it (`mcp/_fast_path_h11.py`, `mcp/_fast_path_head.py`), so ours
+does less HTTP work per request than the floor and adds the matcher, the call log and result
+mapping: that is why it serves more requests per second than its own floor.
 
 **The tail.** Our server's p99 at 8+ connections was 150-210 ms against 7-40 ms for the canned
 floor, and it grew from run to run. Timing every collection (`gc.callbacks`) in the server and

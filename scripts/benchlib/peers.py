@@ -1095,7 +1095,7 @@ CPU is on the critical path of every call: each row is "client time + server tim
 ceilings and mcp-rec answer with a dict lookup and a write (~10 µs of server work). Our
 `tools/call` never crosses the SDK's server stack (pydantic models in and out, a task per
 request, two anyio memory streams): plain valid calls are answered from the replay engine with
-the SDK's exact bytes (`mcp/_plain_call.py`, tested byte for byte against the SDK path).
+the SDK's exact bytes (`mcp/_fast_path.py`, tested byte for byte against the SDK path).
 **stdio**: a reader thread (`mcp/_stdio.py`) reads stdin with blocking reads and answers plain
 calls as it reads them, with no Trio scheduler pass per line; listeners (router, event line)
 hear of a call after its answer is written; what is left is the write that wakes the client and
@@ -1103,8 +1103,8 @@ our replay engine and call log (the profile above). mcp-rec's replay is a blocki
 like the ceiling's, with a hash of the request per line: both tools sit within a few % of the
 ceiling, so the lead over it is a few % and its sign can flip in a single round; the verdict is
 the median of the per-round ratios. **HTTP**: a plain call is read and answered inside
-hypercorn's HTTP/1.1 protocol before h11 or ASGI see it (`mcp/_h11_fast.py`,
-`mcp/_http_head.py`, see `serve`), on our own Trio worker whose reads wait first and whose
+hypercorn's HTTP/1.1 protocol before h11 or ASGI see it (`mcp/_fast_path_h11.py`,
+`mcp/_fast_path_head.py`, see `serve`), on our own Trio worker whose reads wait first and whose
 writes go out at once (`mcp/_http_worker.py`): ~80-110 µs of server CPU per call, less than a
 bare Trio + h11 loop spends serving canned bytes (~160 µs). What is left to the asyncio ceiling
 is Trio's wake-up per read (an epoll round and a scheduler pass, where asyncio runs a callback)

@@ -46,13 +46,13 @@ LABELS = {
 _MANAGER = "mcp/server/streamable_http_manager.py"
 LAYERS = {
     "our Trio worker: read loop (request reading, dispatch)": "mcp/_http_worker.py:_read_data",
-    "our head reader (the one request shape, no h11)": "mcp/_http_head.py:read_head",
+    "our head reader (the one request shape, no h11)": "mcp/_fast_path_head.py:read_head",
     "our Trio worker: socket writes": "mcp/_http_worker.py:_write",
     "hypercorn: HTTP/1.1 stream handling": "hypercorn/protocol/http_stream.py:handle",
     "SDK: per-request stateless transport + server task": f"{_MANAGER}:run_stateless_server",
     "our on_call_tool handler (answer + result mapping)": "windtunnel/mcp/_bridge.py:on_call_tool",
-    "our in-protocol answer (head, body, answer, response)": "mcp/_h11_fast.py:_answer_plain",
-    "our fast path (answer + result mapping + JSON)": "windtunnel/mcp/_fast_call.py:answer",
+    "our in-protocol answer (head, body, answer, response)": "mcp/_fast_path_h11.py:_answer_plain",
+    "our fast path (answer + result mapping + JSON)": "windtunnel/mcp/_fast_path_http.py:answer",
     "our Replay.call (matcher + call log)": "windtunnel/replay.py:call",
     "our to_call_tool_result (pydantic)": "windtunnel/mcp/_bridge.py:to_call_tool_result",
 }
@@ -237,11 +237,11 @@ def markdown(data: dict[str, Any]) -> str:
 
 ANALYSIS = """\
 **Reading it.** A plain, valid `tools/call` of a declared tool is answered inside hypercorn's
-HTTP/1.1 protocol (`mcp/_h11_fast.py`) before h11 sees it: while h11 sits between requests with
+HTTP/1.1 protocol (`mcp/_fast_path_h11.py`) before h11 sees it: while h11 sits between requests with
 nothing buffered, the bytes that arrive are read as the one request shape an MCP client sends
-for a call (`mcp/_http_head.py`: `POST <path> HTTP/1.1`, CRLF lines, token names, one
+for a call (`mcp/_fast_path_head.py`: `POST <path> HTTP/1.1`, CRLF lines, token names, one
 `Content-Length`, `Host`, no framing or upgrade headers; a Hypothesis test checks that every
-head it accepts h11 reads the same). The shared rules (`mcp/_fast_call.py`) answer it from the
+head it accepts h11 reads the same). The shared rules (`mcp/_fast_path_http.py`) answer it from the
 replay engine with the bytes the SDK's path would send, in one write, with no h11 events, HTTP
 stream object, ASGI scope, app task or receive queue (tests compare the bytes with the ASGI path,
 and run every worker behaviour test with it on). Everything else (other methods and shapes,

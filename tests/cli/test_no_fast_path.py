@@ -23,14 +23,14 @@ from tests.processes import WT, read_until
 FAST_PATH_FORBIDDEN = textwrap.dedent(
     """
     import sys
-    import windtunnel.mcp._fast_call as http_fast_path
+    import windtunnel.mcp._fast_path_http as http_fast_path
     import windtunnel.mcp.spi as spi
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a fast path was built")
 
-    http_fast_path.HTTPPlainCalls = forbidden
-    spi.StdioFastCalls = forbidden
+    http_fast_path.HTTPFastPath = forbidden
+    spi.StdioFastPath = forbidden
     from windtunnel.cli.main import main
     sys.exit(main(sys.argv[1:]))
     """

@@ -12,8 +12,8 @@ from typing import Any
 import trio
 
 from windtunnel.mcp import MCPServer
+from windtunnel.mcp._fast_path_stdio import StdioFastPath
 from windtunnel.mcp._stdio import serve_fds
-from windtunnel.mcp._stdio_fast import StdioFastCalls
 
 ANSWERING = ("thread", "trio")
 """Where plain calls are answered: on the reader thread (the server's `SyncAnswer`), or on Trio
@@ -87,7 +87,7 @@ async def stdio_session(
     sdk.middleware.append(record)
     tools = [spec.name for spec in server.tool_specs()]
     now = server.sync_answer() if answering == "thread" else None
-    calls = StdioFastCalls(sdk, tools, server.handle_call, now) if fast else None
+    calls = StdioFastPath(sdk, tools, server.handle_call, now) if fast else None
     client_in, server_out = os.pipe()
     server_in, client_out = os.pipe()
     if non_blocking:

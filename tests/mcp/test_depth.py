@@ -16,7 +16,7 @@ from tests.compat import COMPAT_UNIVERSE
 from tests.mcp.stdio_session import ANSWERING, INITIALIZE, INITIALIZED, stdio_session
 from windtunnel.errors import UniverseError
 from windtunnel.mcp import RecordedMCPServer
-from windtunnel.mcp._plain_call import SDK_MAX_DEPTH
+from windtunnel.mcp._fast_path import SDK_MAX_DEPTH
 from windtunnel.universe import MAX_NESTING, decode_universe
 
 HEADERS = {

@@ -14,7 +14,7 @@ import trio
 
 from tests.compat import COMPAT_UNIVERSE
 from windtunnel.mcp import RecordedMCPServer, _http
-from windtunnel.mcp._fast_call import FastToolCalls, HTTPPlainCalls
+from windtunnel.mcp._fast_path_http import FastPathASGI, HTTPFastPath
 
 BASE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 MODERN_META = {
@@ -157,7 +157,7 @@ async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
     """Every response's bytes (Date blanked), how many requests reached the ASGI app, the log."""
     server = RecordedMCPServer(COMPAT_UNIVERSE)
     sdk = server.sdk_server()
-    plain = HTTPPlainCalls(
+    plain = HTTPFastPath(
         path="/mcp",
         tools=[spec.name for spec in server.tool_specs()],
         answer=server.handle_call,
@@ -165,7 +165,7 @@ async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
     )
     reached_app = 0
 
-    class CountingFastToolCalls(FastToolCalls):
+    class CountingFastToolCalls(FastPathASGI):
         async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
             nonlocal reached_app
             reached_app += scope["type"] == "http"
@@ -173,10 +173,10 @@ async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
 
     responses = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_http, "FastToolCalls", CountingFastToolCalls)
+        patch.setattr(_http, "FastPathASGI", CountingFastToolCalls)
         async with trio.open_nursery() as nursery:
             serving: _http.HTTPServing = await nursery.start(
-                partial(_http.serve_http, sdk, plain_calls=plain, plain_in_protocol=in_protocol)
+                partial(_http.serve_http, sdk, fast_path=plain, fast_path_in_protocol=in_protocol)
             )
             port = int(serving.url.rsplit(":", 1)[1].split("/")[0])
             stream = await trio.open_tcp_stream("127.0.0.1", port)
@@ -220,6 +220,6 @@ async def test_plain_calls_for_another_path_are_refused() -> None:
     """Rules written for one path cannot be served at another: a clear error, not silence."""
     server = RecordedMCPServer(COMPAT_UNIVERSE)
     sdk = server.sdk_server()
-    plain = HTTPPlainCalls(path="/other", tools=[], answer=server.handle_call, server=sdk)
+    plain = HTTPFastPath(path="/other", tools=[], answer=server.handle_call, server=sdk)
     with trio.fail_after(10), pytest.raises(ValueError, match="'/other' on a server at '/mcp'"):
-        await _http.serve_http(sdk, plain_calls=plain)
+        await _http.serve_http(sdk, fast_path=plain)

@@ -1,4 +1,4 @@
-"""`_http_head.read_head`: the one request shape read without h11, and never more than h11 takes.
+"""`_fast_path_head.read_head`: the one request shape read without h11, and never more than h11 takes.
 
 The claim that matters is the subset rule: any head `read_head` accepts, h11 accepts too, with
 the same request line, headers and body size. Hypothesis builds heads from the pieces that tell
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from windtunnel.mcp._http_head import MAX_HEAD, NEED_MORE, Head, read_head
+from windtunnel.mcp._fast_path_head import MAX_HEAD, NEED_MORE, Head, read_head
 
 LINE = b"POST /mcp HTTP/1.1"
 GOOD = (

@@ -2,7 +2,7 @@
 keep-alive and its limits, graceful shutdown, request bodies under backpressure, crashes, HTTP/2.
 
 Each behaviour test runs against our worker, against our worker answering plain requests inside
-the protocol (`_h11_fast`, with rules that answer what the test app would), and against
+the protocol (`_fast_path_h11`, with rules that answer what the test app would), and against
 `hypercorn.trio.worker_serve`, so a difference between them fails here."""
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class DigestRequests:
 
 
 def _answering_in_protocol(*args: Any, **kwargs: Any) -> Awaitable[None]:
-    return _http_worker.serve(*args, plain=DigestRequests(), **kwargs)
+    return _http_worker.serve(*args, fast_path=DigestRequests(), **kwargs)
 
 
 WORKERS = {
@@ -102,10 +102,10 @@ def worker(request: pytest.FixtureRequest) -> str:
 
 @asynccontextmanager
 async def serving(
-    worker: str, app: App, *, plain: DigestRequests | None = None, **settings: Any
+    worker: str, app: App, *, fast_path: DigestRequests | None = None, **settings: Any
 ) -> AsyncIterator[tuple[int, trio.Event, trio.Event]]:
     """(port, shutdown, finished) of `app` served by `worker` with the bridge's config (with
-    `plain`: by our worker answering those requests in the protocol)."""
+    `fast_path`: by our worker answering those requests in the protocol)."""
     config = _config("127.0.0.1", 0)
     for name, value in settings.items():
         setattr(config, name, value)
@@ -113,7 +113,9 @@ async def serving(
     port = sockets.insecure_sockets[0].getsockname()[1]
     shutdown, finished = trio.Event(), trio.Event()
 
-    serve = WORKERS[worker] if plain is None else partial(_http_worker.serve, plain=plain)
+    serve = (
+        WORKERS[worker] if fast_path is None else partial(_http_worker.serve, fast_path=fast_path)
+    )
 
     async def run() -> None:
         try:
@@ -537,7 +539,7 @@ async def test_plain_requests_are_answered_in_the_protocol_the_rest_by_the_app(p
     with its head or a byte at a time; the others reach it whole; all answers in order."""
     rules, app_bodies = DigestRequests(), []
     with trio.fail_after(10):
-        async with serving("ours", recording_app(app_bodies), plain=rules) as (port, _, _):
+        async with serving("ours", recording_app(app_bodies), fast_path=rules) as (port, _, _):
             client = await Client.connect(port)
             answers = []
             for path, body, extra in MIXED:
@@ -554,7 +556,7 @@ async def test_pipelined_requests_are_answered_in_order_in_either_place() -> Non
     """Requests written in one go, plain and not, are answered in the order they came."""
     rules, app_bodies = DigestRequests(), []
     with trio.fail_after(10):
-        async with serving("ours", recording_app(app_bodies), plain=rules) as (port, _, _):
+        async with serving("ours", recording_app(app_bodies), fast_path=rules) as (port, _, _):
             client = await Client.connect(port)
             await client.stream.send_all(
                 b"".join(request_bytes(path, body, extra=extra) for path, body, extra in MIXED)
@@ -573,7 +575,7 @@ async def test_a_body_over_the_rules_limit_reaches_the_app_whole() -> None:
     rules, app_bodies = DigestRequests(), []
     body = bytes(range(256)) * 1024  # 256 KiB, four times the limit
     with trio.fail_after(10):
-        async with serving("ours", recording_app(app_bodies), plain=rules) as (port, _, _):
+        async with serving("ours", recording_app(app_bodies), fast_path=rules) as (port, _, _):
             client = await Client.connect(port)
             await client.send_request("/", body, piece=4096)
             answer = await client.read_response()
@@ -588,7 +590,7 @@ async def test_a_connection_closed_mid_body_is_not_answered_and_serving_goes_on(
     the next connection is served."""
     rules = DigestRequests()
     with trio.fail_after(10):
-        async with serving("ours", digest_app(), plain=rules) as (port, _, _):
+        async with serving("ours", digest_app(), fast_path=rules) as (port, _, _):
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             await stream.send_all(request_bytes("/", b"0123456789")[:-5])
             await stream.aclose()
@@ -637,7 +639,7 @@ async def test_rules_that_crash_get_a_500_and_the_server_goes_on(
     that connection, as hypercorn does for an app that crashes; other connections are served."""
     rules = DigestRequests()
     with trio.fail_after(10):
-        async with serving("ours", digest_app(), plain=rules) as (port, _, _):
+        async with serving("ours", digest_app(), fast_path=rules) as (port, _, _):
             client = await Client.connect(port)
             crashed = await client.request("/", b"crash now")
             assert await client.closed_by_server()
@@ -707,7 +709,7 @@ async def test_odd_streams_get_the_same_bytes_with_or_without_the_in_protocol_an
     with trio.fail_after(10):
         async with serving("ours", digest_app()) as (port, _, _):
             expected = await _transcript(port, data, eof=cut)
-        async with serving("ours", digest_app(), plain=DigestRequests()) as (port, _, _):
+        async with serving("ours", digest_app(), fast_path=DigestRequests()) as (port, _, _):
             got = await _transcript(port, data, eof=cut)
     assert got == expected
     assert expected.startswith(b"HTTP/1.1 ")
@@ -718,7 +720,7 @@ async def test_rules_that_crash_get_the_bytes_of_an_app_that_crashes() -> None:
     with trio.fail_after(10):
         async with serving("ours", digest_app()) as (port, _, _):
             expected = await _transcript(port, request_bytes("/crash", b"x"))
-        async with serving("ours", digest_app(), plain=DigestRequests()) as (port, _, _):
+        async with serving("ours", digest_app(), fast_path=DigestRequests()) as (port, _, _):
             got = await _transcript(port, request_bytes("/", b"crash"))
     assert got == expected
     assert expected.startswith(b"HTTP/1.1 500 \r\n")

@@ -20,7 +20,7 @@ from tests.compat import (
     observe_compat_script,
 )
 from windtunnel.mcp import MockMCPServer, RecordedMCPServer, spi
-from windtunnel.mcp import _fast_call as http_fast_path
+from windtunnel.mcp import _fast_path_http as http_fast_path
 
 MODES = ["auto", "legacy"]
 
@@ -127,8 +127,8 @@ def _forbid_fast_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     def forbidden(*args: object, **kwargs: object) -> None:
         raise AssertionError("a fast path was built")
 
-    monkeypatch.setattr(http_fast_path, "HTTPPlainCalls", forbidden)
-    monkeypatch.setattr(spi, "StdioFastCalls", forbidden)
+    monkeypatch.setattr(http_fast_path, "HTTPFastPath", forbidden)
+    monkeypatch.setattr(spi, "StdioFastPath", forbidden)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from ..trusted_hosts import TrustedHosts
 from . import _http_worker
-from ._fast_call import ASGIApp, FastToolCalls, HTTPPlainCalls
+from ._fast_path_http import ASGIApp, FastPathASGI, HTTPFastPath
 
 __all__ = ["MAX_REQUEST_BODY", "HTTPServing", "bind_sockets", "serve_http"]
 
@@ -71,8 +71,8 @@ async def serve_http(
     port: int = 0,
     sockets: Sockets | None = None,
     path: str = "/mcp",
-    plain_calls: HTTPPlainCalls | None = None,
-    plain_in_protocol: bool = True,
+    fast_path: HTTPFastPath | None = None,
+    fast_path_in_protocol: bool = True,
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
@@ -81,7 +81,7 @@ async def serve_http(
     with no per-client session state. Every request, on every path and protocol, must carry a
     `Host` and `Origin` that `TrustedHosts` allows for the bound address and port (else 421 or
     403, the SDK's answers); the SDK limits request bodies to 4 MiB (HTTP 413). The plain
-    `tools/call`s of `plain_calls` (whose path must be `path`) are answered without the SDK.
+    `tools/call`s of `fast_path` (whose path must be `path`) are answered without the SDK.
     """
     app = server.streamable_http_app(
         streamable_http_path=path,
@@ -90,18 +90,18 @@ async def serve_http(
         host=host,
         max_request_body_size=MAX_REQUEST_BODY,
     )
-    if plain_calls is not None and plain_calls.path != path:
-        raise ValueError(f"plain calls at {plain_calls.path!r} on a server at {path!r}")
+    if fast_path is not None and fast_path.path != path:
+        raise ValueError(f"plain calls at {fast_path.path!r} on a server at {path!r}")
     if sockets is None:
         sockets = bind_sockets(host, port)
     trusted = TrustedHosts(host, (sock.getsockname()[1] for sock in sockets.insecure_sockets))
     served: Any = app
-    if plain_calls is not None:
-        served = FastToolCalls(app, plain_calls)
+    if fast_path is not None:
+        served = FastPathASGI(app, fast_path)
     served = TrustedHostsOnly(served, trusted)
     # HTTP/1.1 answers plain calls inside the protocol; the ASGI layer serves them for HTTP/2
-    # (and for everything with `plain_in_protocol` off, which the tests compare against).
-    in_protocol = plain_calls if plain_in_protocol else None
+    # (and for everything with `fast_path_in_protocol` off, which the tests compare against).
+    in_protocol = fast_path if fast_path_in_protocol else None
     config = _config(host, port)
     shutdown = trio.Event()
     finished = trio.Event()
@@ -113,7 +113,7 @@ async def serve_http(
             config,
             sockets=sockets,
             shutdown_trigger=shutdown.wait,
-            plain=in_protocol,
+            fast_path=in_protocol,
             trusted=trusted,
             task_status=task_status,
         )

@@ -57,7 +57,7 @@ from hypercorn.typing import (
 from hypercorn.utils import parse_socket_addr, repr_socket_addr
 
 from ..trusted_hosts import TrustedHosts
-from ._h11_fast import BodyComplete, FastH11Protocol, PlainRequests
+from ._fast_path_h11 import BodyComplete, FastH11Protocol, HTTPFastPathRules
 
 __all__ = ["Config", "serve"]
 
@@ -93,14 +93,15 @@ async def serve(
     *,
     sockets: Sockets,
     shutdown_trigger: Callable[[], Awaitable[Any]],
-    plain: PlainRequests | None = None,
+    fast_path: HTTPFastPathRules | None = None,
     trusted: TrustedHosts | None = None,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `app` on the listening `sockets` until `shutdown_trigger` returns; report the URLs.
 
-    With `plain`, HTTP/1.1 connections answer its requests inside the protocol (`_h11_fast`),
-    those whose `Host` and `Origin` `trusted` allows, if given (the app judges the others).
+    With `fast_path`, HTTP/1.1 connections answer its requests inside the protocol
+    (`_fast_path_h11`), those whose `Host` and `Origin` `trusted` allows, if given (the app judges
+    the others).
 
     The same life cycle as `hypercorn.trio.worker_serve`: ASGI lifespan start-up first; at
     shutdown, stop accepting, close idle connections, give in-flight requests
@@ -122,7 +123,7 @@ async def serve(
         for sock in sockets.insecure_sockets:
             listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
             binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
-        in_protocol = None if plain is None else (plain, trusted)
+        in_protocol = None if fast_path is None else (fast_path, trusted)
         handler = partial(
             _Connection, app, config, context, ConnectionState(lifespan_state.copy()), in_protocol
         )
@@ -156,11 +157,11 @@ class _Connection(TCPServer):
         config: hypercorn.config.Config,
         context: WorkerContext,
         state: ConnectionState,
-        plain: tuple[PlainRequests, TrustedHosts | None] | None,
+        fast_path: tuple[HTTPFastPathRules, TrustedHosts | None] | None,
         stream: trio.SocketStream,
     ) -> None:
         super().__init__(app, config, context, state, stream)  # type: ignore[arg-type]
-        self._plain = plain
+        self._fast_path = fast_path
         self._idle = True
         self._idle_scope = trio.CancelScope()
         """Around the idle watcher: its deadline is the keep-alive expiry while idle, else inf."""
@@ -186,8 +187,8 @@ class _Connection(TCPServer):
                     self.protocol_send,
                     "http/1.1",
                 )
-                if self._plain is not None:
-                    self.protocol.protocol = _fast_protocol(self.protocol, *self._plain)
+                if self._fast_path is not None:
+                    self.protocol.protocol = _fast_protocol(self.protocol, *self._fast_path)
                 await self.protocol.initiate()
                 self._set_idle(True)
                 task_group.spawn(self._close_when_idle)
@@ -346,12 +347,12 @@ class _Connection(TCPServer):
 
 
 def _fast_protocol(
-    wrapper: ProtocolWrapper, plain: PlainRequests, trusted: TrustedHosts | None
+    wrapper: ProtocolWrapper, fast_path: HTTPFastPathRules, trusted: TrustedHosts | None
 ) -> FastH11Protocol:
-    """The HTTP/1.1 protocol `wrapper` starts with, answering `plain` itself (an upgrade to
+    """The HTTP/1.1 protocol `wrapper` starts with, answering `fast_path` itself (an upgrade to
     HTTP/2 still replaces it with hypercorn's `H2Protocol`)."""
     return FastH11Protocol(
-        plain,
+        fast_path,
         trusted,
         wrapper.app,
         wrapper.config,

@@ -6,7 +6,7 @@ serializes it), so that one reader sees every incoming line first and one lock o
 write:
 
 - a reader thread reads stdin with blocking reads. A plain `tools/call` line that the fast path
-  can answer (`_stdio_fast`) it answers itself, when the server answers without Trio
+  can answer (`_fast_path_stdio`) it answers itself, when the server answers without Trio
   (`SyncAnswer`: recorded servers); every other line it hands, unchanged and in order, to Trio,
   where the fast path answers it for servers that answer on Trio, or the SDK session gets it;
 - `Stdout.write_line` writes one whole line at a time, under a lock, for the reader thread and
@@ -49,7 +49,7 @@ import trio
 from mcp.server import Server
 from mcp.shared.message import SessionMessage
 
-from ._stdio_fast import StdioFastCalls
+from ._fast_path_stdio import StdioFastPath
 
 __all__ = ["Stdout", "serve_fds", "serve_stdio"]
 
@@ -98,11 +98,11 @@ class Stdout:
 
 
 async def serve_stdio(
-    server: Server[Any], fast: StdioFastCalls | None = None, ordered: Collection[str] = ()
+    server: Server[Any], fast_path: StdioFastPath | None = None, ordered: Collection[str] = ()
 ) -> None:
     """Serve `server` on stdin/stdout until stdin closes (both protocol eras).
 
-    With `fast`, plain `tools/call` lines are answered by it; every other line goes to the SDK.
+    With `fast_path`, plain `tools/call` lines are answered by it; every other line goes to the SDK.
     Calls of the `ordered` tools are consumed in the order they were sent.
     """
     if sys.platform == "win32":  # no fd diversion there: the SDK's own transport, no fast path
@@ -115,7 +115,7 @@ async def serve_stdio(
     try:
         with _claimed(0, devnull) as stdin_fd, _claimed(1, 2) as stdout_fd:
             try:
-                await serve_fds(server, stdin_fd, stdout_fd, fast, ordered)
+                await serve_fds(server, stdin_fd, stdout_fd, fast_path, ordered)
             except* (BrokenPipeError, ConnectionResetError):
                 # The client closed its end of our stdout: it is gone, like a closed stdin.
                 logger.info("stdio_client_gone", reason="stdout closed by the client")
@@ -127,7 +127,7 @@ async def serve_fds(
     server: Server[Any],
     read_fd: int,
     write_fd: int,
-    fast: StdioFastCalls | None,
+    fast_path: StdioFastPath | None,
     ordered: Collection[str] = (),
 ) -> None:
     """Serve `server` on lines read from `read_fd` and written to `write_fd` (any kind of file:
@@ -145,8 +145,8 @@ async def serve_fds(
     async def hand_over(line: str) -> bool:
         """Give `line` to the fast path on Trio, or to the SDK; False once the session is gone."""
         try:
-            if fast is not None and fast.now is None:
-                answered = await fast.answer(line)
+            if fast_path is not None and fast_path.now is None:
+                answered = await fast_path.answer(line)
                 if answered is not None:
                     await stdout.send(answered)
                     return True
@@ -158,8 +158,8 @@ async def serve_fds(
                     await stdout.send(unreadable)
                 await read_send.send(exc)
                 return True
-            if fast is not None:
-                fast.handed_over(message)
+            if fast_path is not None:
+                fast_path.handed_over(message)
             consumed = _ordered_call(message, ordered, unanswered)
             await read_send.send(SessionMessage(message))
             if consumed is not None:
@@ -168,7 +168,7 @@ async def serve_fds(
             return False  # the session closed its end: there is no one left to hand lines to
         return True
 
-    reader = _Reader(reader_fd, stdout, fast, hand_over)
+    reader = _Reader(reader_fd, stdout, fast_path, hand_over)
 
     async def read() -> None:
         async with read_send:
@@ -179,13 +179,13 @@ async def serve_fds(
             async for session_message in write_receive:
                 message = session_message.message
                 line = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
-                if fast is None:
+                if fast_path is None:
                     await stdout.send(line)
                 else:
                     # The fast path learns of an answer (to `initialize`) when its place is
                     # settled: not later, so the client's next line finds it up to date; not
                     # sooner, so no fast answer can overtake it.
-                    await stdout.send(line, once_placed=partial(fast.sent, message))
+                    await stdout.send(line, once_placed=partial(fast_path.sent, message))
                 if unanswered and isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
                     consumed = unanswered.pop(message.id, None)  # type: ignore[arg-type]
                     if consumed is not None:
@@ -246,12 +246,12 @@ class _Reader:
         self,
         fd: int,
         stdout: Stdout,
-        fast: StdioFastCalls | None,
+        fast_path: StdioFastPath | None,
         hand_over: Callable[[str], Awaitable[bool]],
     ) -> None:
         self._fd = fd
         self._stdout = stdout
-        self._fast = fast if fast is not None and fast.now is not None else None
+        self._fast_path = fast_path if fast_path is not None and fast_path.now is not None else None
         self._hand_over = hand_over
         self._stopped = False
         self._answering = threading.Lock()
@@ -286,12 +286,12 @@ class _Reader:
         with self._answering:
             if self._stopped:
                 return False
-            fast = self._fast
-            if fast is not None:
-                answered = fast.answer_now(line)
+            fast_path = self._fast_path
+            if fast_path is not None:
+                answered = fast_path.answer_now(line)
                 if answered is not None:
                     self._stdout.write_line(answered)
-                    fast.written()  # listeners hear of the call now, off the client's wait
+                    fast_path.written()  # listeners hear of the call now, off the client's wait
                     return True
         # Back into the task that started this thread: Trio gets lines in order, one at a time.
         return trio.from_thread.run(self._hand_over, line)

@@ -24,8 +24,8 @@ from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
 from ._bridge import SyncAnswer, ToolSpec, build_sdk_server
+from ._fast_path_stdio import StdioFastPath
 from ._stdio import serve_stdio
-from ._stdio_fast import StdioFastCalls
 
 if TYPE_CHECKING:
     from ._http import HTTPServing
@@ -40,9 +40,10 @@ class MCPServer(ABC):
     log_events: bool = True
     """Emit `universe_divergence` through structlog directly (off under a fleet's router)."""
     fast_path: bool = True
-    """Answer plain `tools/call` requests without the SDK's per-request machinery (the same bytes;
-    see `_fast_call` for HTTP, `_stdio_fast` for stdio). Off (`wt serve --no-fast-path`), every
-    request goes through the SDK: the switch for ruling the fast path out when chasing a bug."""
+    """Answer plain `tools/call` requests without the SDK's per-request machinery (the same
+    bytes; see `_fast_path_http` for HTTP, `_fast_path_stdio` for stdio). Off (`wt serve
+    --no-fast-path`), every request goes through the SDK: the switch for ruling the fast path
+    out when chasing a bug."""
 
     def __init__(self) -> None:
         self._serving: HTTPServing | None = None
@@ -115,7 +116,7 @@ class MCPServer(ABC):
     ) -> None:
         """Serve over HTTP until stopped or cancelled; report the URL once ready."""
         # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
-        from ._fast_call import HTTPPlainCalls
+        from ._fast_path_http import HTTPFastPath
         from ._http import bind_sockets, serve_http
 
         if self._serving is not None:
@@ -130,9 +131,9 @@ class MCPServer(ABC):
             ) from None
         sdk_server = self.sdk_server()
 
-        plain_calls = None
+        http_fast_path = None
         if self.fast_path:
-            plain_calls = HTTPPlainCalls(
+            http_fast_path = HTTPFastPath(
                 path="/mcp",
                 tools=[spec.name for spec in self.tool_specs()],
                 answer=self.handle_call,
@@ -146,7 +147,7 @@ class MCPServer(ABC):
                     host=host,
                     port=port,
                     sockets=sockets,
-                    plain_calls=plain_calls,
+                    fast_path=http_fast_path,
                     task_status=task_status,
                 )
             )
@@ -173,8 +174,8 @@ class MCPServer(ABC):
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes."""
         sdk_server = self.sdk_server()
-        fast = None
+        stdio_fast_path = None
         if self.fast_path:
             tools = [spec.name for spec in self.tool_specs()]
-            fast = StdioFastCalls(sdk_server, tools, self.handle_call, self.sync_answer())
-        await serve_stdio(sdk_server, fast, self.ordered_tools())
+            stdio_fast_path = StdioFastPath(sdk_server, tools, self.handle_call, self.sync_answer())
+        await serve_stdio(sdk_server, stdio_fast_path, self.ordered_tools())

@@ -1,12 +1,12 @@
 """A plain `tools/call` answered without the SDK's session: what both fast paths share.
 
-The fast paths (`_fast_call` for Streamable HTTP, `_stdio_fast` for stdio) each decide which
-protocol version a request is served at, the way the SDK's transport would. The rest is here and
-the same for both: recognise a plain `tools/call` of a declared tool in a decoded JSON-RPC
-message, ask the SDK's own validators whether it would reach our handler, run that handler's
-answer (`answer_call`), and build the reply the SDK would write, byte for byte: the same result
-mapping and sieve, the same 2026-07-28 stamps as `mcp.server.runner.ServerRunner._serialize`,
-the same exception-to-error mapping as its dispatchers, the same serializer as its transports.
+The fast paths (`_fast_path_http` for Streamable HTTP, `_fast_path_stdio` for stdio) each decide
+which protocol version a request is served at, the way the SDK's transport would. The rest is here
+and the same for both: recognise a plain `tools/call` of a declared tool in a decoded JSON-RPC
+message, ask the SDK's own validators whether it would reach our handler, run that handler's answer
+(`answer_call`), and build the reply the SDK would write, byte for byte: the same result mapping and
+sieve, the same 2026-07-28 stamps as `mcp.server.runner.ServerRunner._serialize`, the same
+exception-to-error mapping as its dispatchers, the same serializer as its transports.
 
 Memos keep the SDK's pydantic work off the hot path without changing any answer; they hold
 outcomes of pure functions:
@@ -48,7 +48,7 @@ from ..calls import MCPCall
 from ..canonical import nested_deeper_than
 from ._bridge import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 
-__all__ = ["SDK_MAX_DEPTH", "PlainCall", "PlainCalls", "decode_message", "remember"]
+__all__ = ["SDK_MAX_DEPTH", "FastPath", "PlainCall", "decode_message", "remember"]
 
 SDK_MAX_DEPTH = 200
 """The deepest nesting of non-empty arrays and objects the SDK's JSON parser (pydantic-core's
@@ -74,7 +74,7 @@ class PlainCall:
     params: dict[str, Any]
 
 
-class PlainCalls:
+class FastPath:
     """Recognises, validates and answers plain `tools/call`s for one SDK server."""
 
     def __init__(self, server: Server[Any], tools: Collection[str], answer: Answer) -> None:

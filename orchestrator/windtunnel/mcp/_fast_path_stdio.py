@@ -4,7 +4,7 @@ The SDK serves a stdio connection in the era its first request opens (`serve_dua
 a request other than `initialize` carrying the 2026-07-28 `_meta` envelope opens a modern
 connection, anything else a handshake (legacy) one. This class follows the same messages (the
 lines handed to the SDK, the messages it writes back) and answers a plain `tools/call` of a
-declared tool (`_plain_call`) itself only when the SDK would serve it:
+declared tool (`_fast_path`) itself only when the SDK would serve it:
 
 - modern: every request carries its envelope; the call must pass the SDK's envelope ladder
   (`classify_inbound_request`) and its request validation at the envelope's version;
@@ -32,14 +32,14 @@ from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from ._bridge import Answer, SyncAnswer
-from ._plain_call import PlainCall, PlainCalls, decode_message, remember
+from ._fast_path import FastPath, PlainCall, decode_message, remember
 
 _UNDECIDED: Any = object()
 
-__all__ = ["StdioFastCalls"]
+__all__ = ["StdioFastPath"]
 
 
-class StdioFastCalls:
+class StdioFastPath:
     """Decides, line by line, whether a stdin line is answered here (see the module docstring)."""
 
     def __init__(
@@ -49,7 +49,7 @@ class StdioFastCalls:
         answer: Answer,
         now: SyncAnswer | None = None,
     ) -> None:
-        self._calls = PlainCalls(server, tools, answer)
+        self._calls = FastPath(server, tools, answer)
         self.now = now
         """The server's answers without Trio, if it has them: then `answer_now` answers on the
         reader thread and `answer` is not used."""

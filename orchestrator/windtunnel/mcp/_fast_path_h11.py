@@ -1,13 +1,13 @@
 """Plain `tools/call` requests answered inside hypercorn's HTTP/1.1 protocol, before h11 and ASGI.
 
-With only `FastToolCalls` in front of the SDK app, a plain call cost ~20 µs of MCP and replay
+With only `FastPathASGI` in front of the SDK app, a plain call cost ~20 µs of MCP and replay
 work and ~190 µs of HTTP stack (docs/benchmarks.md), much of it hypercorn's per-request
 machinery between h11 and the app (an `HTTPStream`, its ASGI scope and events, a task for the
 app, its receive queue) and h11's own pure-Python parsing. This protocol is hypercorn's
 `H11Protocol` with one more step in front: while h11 sits between requests with nothing
 buffered, the bytes that arrive are first read as the one request shape every MCP client sends
-for a call (`_http_head`: `POST <path> HTTP/1.1`, a sized body). A head of that shape which the
-shared rules (`_fast_call.HTTPPlainCalls`) accept has its body gathered here (clients often
+for a call (`_fast_path_head`: `POST <path> HTTP/1.1`, a sized body). A head of that shape which the
+shared rules (`_fast_path_http.HTTPFastPath`) accept has its body gathered here (clients often
 write it apart from the head); if the rules answer the whole request, the response is written
 with the bytes the ASGI path would send (`tests/mcp/test_fast_path.py` compares them;
 `tests/mcp/test_http_worker.py` holds the connection behaviour to hypercorn's).
@@ -33,9 +33,9 @@ from hypercorn.protocol.h11 import STREAM_ID, H11Protocol
 from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
 
 from ..trusted_hosts import TrustedHosts
-from ._http_head import NEED_MORE, Head, read_head
+from ._fast_path_head import NEED_MORE, Head, read_head
 
-__all__ = ["BodyComplete", "FastH11Protocol", "PlainRequests"]
+__all__ = ["BodyComplete", "FastH11Protocol", "HTTPFastPathRules"]
 
 _BUSY = Updated(idle=False)  # events are frozen: one of each will do
 _IDLE = Updated(idle=True)
@@ -49,7 +49,7 @@ class BodyComplete(Event):
 _BODY_COMPLETE = BodyComplete()
 
 
-class PlainRequests(Protocol):
+class HTTPFastPathRules(Protocol):
     """The rules: which POSTs to `target` are answered here, and with what JSON body."""
 
     @property
@@ -70,11 +70,11 @@ class PlainRequests(Protocol):
 
 
 class FastH11Protocol(H11Protocol):
-    """hypercorn's `H11Protocol`, answering `plain` requests with no h11, stream or app task."""
+    """hypercorn's `H11Protocol`, answering `fast_path` requests with no h11, stream or app task."""
 
     def __init__(
         self,
-        plain: PlainRequests,
+        fast_path: HTTPFastPathRules,
         trusted: TrustedHosts | None,
         app: AppWrapper,
         config: Config,
@@ -89,9 +89,9 @@ class FastH11Protocol(H11Protocol):
         super().__init__(
             app, config, context, task_group, connection_state, ssl, client, server, send
         )
-        self._plain = plain
+        self._fast_path = fast_path
         self._trusted = trusted
-        self._request_line = b"POST %s HTTP/1.1" % plain.target
+        self._request_line = b"POST %s HTTP/1.1" % fast_path.target
         self._held = bytearray()
         """Bytes read as a plain request that h11 has not seen: a head, a body in the making."""
         self._awaiting_body: tuple[Head, str] | None = None
@@ -154,8 +154,8 @@ class FastH11Protocol(H11Protocol):
                     headers.get("host"), headers.get("origin")
                 ):
                     return False  # the app answers 421 or 403 (`_http.TrustedHostsOnly`)
-                head, plain_version = read, self._plain.version(headers)
-                if plain_version is None or head.content_length > self._plain.body_limit:
+                head, plain_version = read, self._fast_path.version(headers)
+                if plain_version is None or head.content_length > self._fast_path.body_limit:
                     return False
                 version = plain_version
                 await self.send(_BUSY)  # as hypercorn marks a request it has a head of
@@ -166,7 +166,7 @@ class FastH11Protocol(H11Protocol):
                 return True
             self._awaiting_body = None
             try:
-                answer = await self._plain.answer(
+                answer = await self._fast_path.answer(
                     version, head.headers, bytes(held[head.size : end])
                 )
             except Exception:

@@ -2,11 +2,11 @@
 
 Profiles put ~0.4 ms of server CPU per call in the SDK's per-request machinery (a stateless
 session, tasks and memory-stream hops, pydantic validation), against ~0.01 ms in our matcher.
-`HTTPPlainCalls` holds the rules: only requests it can prove are plain, valid `tools/call`s,
+`HTTPFastPath` holds the rules: only requests it can prove are plain, valid `tools/call`s,
 in either protocol era, for a declared tool are answered, with the same response the SDK would
-send (`_plain_call`, shared with the stdio fast path). Two places apply them: `FastToolCalls`, an
-ASGI layer in front of the SDK app, and `_h11_fast`, inside hypercorn's HTTP/1.1 protocol before
-any ASGI (HTTP/1.1 requests are answered there; the ASGI layer serves HTTP/2). Anything else
+send (`_fast_path`, shared with the stdio fast path). Two places apply them: `FastPathASGI`, an
+ASGI layer in front of the SDK app, and `_fast_path_h11`, inside hypercorn's HTTP/1.1 protocol
+before any ASGI (HTTP/1.1 requests are answered there; the ASGI layer serves HTTP/2). Anything else
 (other methods, unknown tools, odd headers, bad JSON, bodies near the limit, 2026-07-28
 requests with `Mcp-Param-*` headers) goes to the SDK untouched, so errors and
 edge cases keep the SDK's exact behaviour. A foreign Host or Origin never gets this far: the
@@ -22,14 +22,14 @@ from mcp.server import Server
 from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
 from ._bridge import Answer
-from ._plain_call import PlainCall, PlainCalls, decode_message
+from ._fast_path import FastPath, PlainCall, decode_message
 
 __all__ = [
     "LEGACY_VERSIONS",
     "MODERN_VERSION",
     "ASGIApp",
-    "FastToolCalls",
-    "HTTPPlainCalls",
+    "FastPathASGI",
+    "HTTPFastPath",
     "header_dict",
 ]
 
@@ -46,11 +46,11 @@ ASGIApp = Callable[
 ]
 
 
-class HTTPPlainCalls:
+class HTTPFastPath:
     """Which Streamable HTTP requests at `path` are plain calls, and their answers.
 
-    Shared by the two places that answer them: `FastToolCalls` (ASGI, in front of the SDK app)
-    and `_h11_fast.FastH11Protocol` (inside hypercorn's HTTP/1.1 protocol, before any ASGI).
+    Shared by the two places that answer them: `FastPathASGI` (ASGI, in front of the SDK app)
+    and `_fast_path_h11.FastH11Protocol` (inside hypercorn's HTTP/1.1 protocol, before any ASGI).
     """
 
     def __init__(
@@ -64,7 +64,7 @@ class HTTPPlainCalls:
         self.path = path
         self.target = path.encode()
         self.body_limit = _FAST_BODY_LIMIT
-        self.calls = PlainCalls(server, tools, answer)
+        self.calls = FastPath(server, tools, answer)
 
     def version(self, headers: dict[str, str]) -> str | None:
         """The protocol version the SDK serves the request at, or None when it should see it."""
@@ -92,12 +92,12 @@ class HTTPPlainCalls:
         return None if call is None else await self.calls.reply(call, version)
 
 
-class FastToolCalls:
+class FastPathASGI:
     """ASGI middleware: answer the plain calls of `plain` POSTed to its path, pass on the rest."""
 
-    def __init__(self, app: ASGIApp, plain: HTTPPlainCalls) -> None:
+    def __init__(self, app: ASGIApp, fast_path: HTTPFastPath) -> None:
         self.app = app
-        self.plain = plain
+        self.fast_path = fast_path
 
     async def __call__(
         self,
@@ -105,16 +105,20 @@ class FastToolCalls:
         receive: Callable[[], Awaitable[Any]],
         send: Callable[[Any], Awaitable[None]],
     ) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST" or scope["path"] != self.plain.path:
+        if (
+            scope["type"] != "http"
+            or scope["method"] != "POST"
+            or scope["path"] != self.fast_path.path
+        ):
             await self.app(scope, receive, send)
             return
         headers = header_dict(scope["headers"])
-        version = self.plain.version(headers) if headers is not None else None
+        version = self.fast_path.version(headers) if headers is not None else None
         if version is None:
             await self.app(scope, receive, send)
             return
         body, more, messages = await _read_body(receive)
-        answer = None if more else await self.plain.answer(version, headers or {}, body)
+        answer = None if more else await self.fast_path.answer(version, headers or {}, body)
         if answer is None:
             await self.app(scope, _replay(messages, receive), send)
             return
@@ -167,9 +171,7 @@ def _replay(
     return replay
 
 
-def _parse(
-    calls: PlainCalls, body: bytes, version: str, headers: dict[str, str]
-) -> PlainCall | None:
+def _parse(calls: FastPath, body: bytes, version: str, headers: dict[str, str]) -> PlainCall | None:
     """A plain, valid `tools/call` for a declared tool the SDK would serve at `version`."""
     call = calls.parse(decode_message(body))
     if call is None:
