@@ -32,13 +32,24 @@ __all__ = [
 
 LineStyle = Literal["json", "console"]
 LineRenderer = Callable[[Mapping[str, Any]], bytes]
+_HEAD = ("event", "timestamp", "level")
 
 
 def json_line(fields: Mapping[str, Any]) -> bytes:
     """`fields` as one JSON line: `event`, `timestamp`, `level` first when present (a key keeps
     its first position when `**fields` repeats it), then the rest in order."""
-    head = {key: fields[key] for key in ("event", "timestamp", "level") if key in fields}
-    return encode_json({**head, **fields}) + b"\n"
+    try:
+        # Every event and log line has the three: one dict display, the per-event cost.
+        ordered = {
+            "event": fields["event"],
+            "timestamp": fields["timestamp"],
+            "level": fields["level"],
+            **fields,
+        }
+    except KeyError:
+        ordered = {key: fields[key] for key in _HEAD if key in fields}
+        ordered.update(fields)
+    return encode_json(ordered) + b"\n"
 
 
 def terminal_safe(line: bytes) -> bytes:

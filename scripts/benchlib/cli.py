@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from . import capacity, core, fleet, memory, pack, peers, record, scale, serve, startup
+from . import capacity, core, fleet, lines, memory, pack, peers, record, scale, serve, startup
 from .report import update_section, write_json
 
 __all__ = ["main"]
@@ -16,6 +16,7 @@ __all__ = ["main"]
 # One module per benchmark; each has NAME, HELP, add_arguments(parser) and run(options).
 BENCHMARKS: tuple[ModuleType, ...] = (
     startup,
+    lines,
     core,
     serve,
     fleet,

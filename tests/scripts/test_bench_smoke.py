@@ -286,3 +286,18 @@ def test_quick_scale_times_both_levels_and_builds_the_model(tmp_path: Path) -> N
     assert [row["machines"] for row in data["estimates_10k"]] == [1, 10, 100]
     assert data["model"]["merge_10k_s"] > 0
     assert "| -j 2, 6 units |" in done.stdout
+
+
+def test_quick_lines_times_each_line_against_the_baseline(tmp_path: Path) -> None:
+    out = tmp_path / "lines.json"
+    done = _bench("--quick", "lines", "--json", out)
+    assert done.returncode == 0, done.stderr
+    data = json.loads(out.read_text())
+    assert list(data["us_per_line"]) == [
+        "baseline: encode_json(event)",
+        "event line (line_format)",
+        "log line (structlog, configure_logging)",
+    ]
+    assert data["ratio_to_baseline"]["baseline: encode_json(event)"] == 1.0
+    for spread in data["us_per_line"].values():
+        assert spread["n"] == 3 and 0 < spread["min"] <= spread["median"]
