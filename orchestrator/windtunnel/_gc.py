@@ -1,10 +1,10 @@
 """Keep the cyclic garbage collector off data that lives as long as the process.
 
-Decoding a 100,000-recording universe (or indexing it) allocates millions of small containers;
-the cyclic GC would run full collections over and over meanwhile, for nothing to collect. And a
-full collection walks every tracked object: a server whose heap holds the SDK, pydantic and a
-large universe pauses for tens of milliseconds (per 100,000 objects, ~20 ms here) each time,
-a latency tail for whichever requests are in flight.
+Decoding a 100,000-recording universe (or indexing it) allocates millions of small containers; the
+cyclic GC would run full collections over and over meanwhile, for nothing to collect. And a full
+collection walks every tracked object: a server whose heap holds the SDK, pydantic and a large
+universe pauses in proportion to its size each time (docs/benchmarks.md), a latency tail for
+whichever requests are in flight.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ def tune_gc_for_serving() -> None:
       never freed, which is why this runs once, before serving, not periodically.
     - Young collections wait for `YOUNG_THRESHOLD` new objects instead of 700. Under concurrent
       requests each young collection promotes the objects of the requests in flight to the old
-      generation, and promotions are what trigger full collections: at 64 connections under
-      wrk, 70 full passes in 20 s became 2 (each young pass grows to ~1 ms).
+      generation, and promotions are what trigger full collections; waiting longer makes full
+      collections rare at the price of longer young passes (docs/benchmarks.md, "Changes made").
     """
     gc.collect()
     gc.freeze()

@@ -27,7 +27,8 @@ DEFAULT_LIMIT = 256 * 1024
 LINGER_S = 0.005
 """How long the thread lets lines gather once the first arrives. Waking it for every line (one
 event per call) costs the serving thread more than the call itself on a busy 2-core machine
-(GIL hand-offs: +44 µs per stdio call, measured); batching bounds the wake-ups to 200 a second."""
+(GIL hand-offs; docs/benchmarks.md has the figure); batching bounds the wake-ups to 200 a
+second."""
 
 # Lines go out in writes of at most PIPE_BUF bytes: each such write to a pipe is atomic, so a
 # line never tears against another writer of the same pipe (a traceback printed meanwhile).

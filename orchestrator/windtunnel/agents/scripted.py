@@ -27,8 +27,8 @@ _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 def _tls_context() -> ssl.SSLContext:
     """One default TLS context for every client this process makes.
 
-    Left to itself, each SDK client builds its own, and loading the CA bundle takes ~35 ms:
-    most of a connect, even to a plain http:// replay server, twice per two-upstream scenario.
+    Left to itself, each SDK client builds its own, and loading the CA bundle is most of a connect
+    (docs/benchmarks.md), even to a plain http:// replay server, twice per two-upstream scenario.
     The context is the same default one; it is only built once.
     """
     return ssl.create_default_context()

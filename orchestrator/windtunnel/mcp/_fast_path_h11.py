@@ -1,9 +1,9 @@
 """Plain `tools/call` requests answered inside hypercorn's HTTP/1.1 protocol, before h11 and ASGI.
 
-With only `FastPathASGI` in front of the SDK app, a plain call cost ~20 µs of MCP and replay
-work and ~190 µs of HTTP stack (docs/benchmarks.md), much of it hypercorn's per-request
-machinery between h11 and the app (an `HTTPStream`, its ASGI scope and events, a task for the
-app, its receive queue) and h11's own pure-Python parsing. This protocol is hypercorn's
+With only `FastPathASGI` in front of the SDK app, a plain call spent most of its time in the HTTP
+stack rather than in MCP and replay work (docs/benchmarks.md), much of it hypercorn's per-request
+machinery between h11 and the app (an `HTTPStream`, its ASGI scope and events, a task for the app,
+its receive queue) and h11's own pure-Python parsing. This protocol is hypercorn's
 `H11Protocol` with one more step in front: while h11 sits between requests with nothing
 buffered, the bytes that arrive are first read as the one request shape every MCP client sends
 for a call (`_fast_path_head`: `POST <path> HTTP/1.1`, a sized body). A head of that shape which the

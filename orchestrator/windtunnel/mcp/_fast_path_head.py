@@ -1,6 +1,6 @@
 """One exact request shape, read without h11: `POST <target> HTTP/1.1` with a sized body.
 
-h11's pure-Python parsing and validation cost ~45 µs of the ~240 µs a plain call took inside
+h11's pure-Python parsing and validation were a large share of what a plain call cost inside
 hypercorn's protocol (docs/benchmarks.md). `_fast_path_h11` reads the request shape an MCP client
 sends for every call with this reader instead, and hands anything else to h11 untouched. The
 reader accepts a strict subset of what h11 accepts, so no request means one thing here and

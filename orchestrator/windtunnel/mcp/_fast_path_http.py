@@ -1,7 +1,8 @@
 """A fast path for the hot method: `tools/call` over Streamable HTTP, answered without the SDK.
 
-Profiles put ~0.4 ms of server CPU per call in the SDK's per-request machinery (a stateless
-session, tasks and memory-stream hops, pydantic validation), against ~0.01 ms in our matcher.
+Profiles put most of a call's server CPU in the SDK's per-request machinery (a stateless
+session, tasks and memory-stream hops, pydantic validation), far more than in our matcher
+(docs/benchmarks.md).
 `HTTPFastPath` holds the rules: only requests it can prove are plain, valid `tools/call`s,
 in either protocol era, for a declared tool are answered, with the same response the SDK would
 send (`_fast_path`, shared with the stdio fast path). Two places apply them: `FastPathASGI`, an

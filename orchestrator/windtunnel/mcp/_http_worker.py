@@ -1,8 +1,8 @@
 """Hypercorn's HTTP protocol code under a leaner Trio worker (DESIGN §5: hypercorn on Trio).
 
-`hypercorn.trio.worker_serve` spends ~310 µs of CPU on each kept-alive request even for canned
-bytes, about three times a bare trio + h11 loop. A/B rounds put most of the difference in the
-worker's Trio plumbing, not in the protocol code:
+`hypercorn.trio.worker_serve` spends several times the CPU of a bare trio + h11 loop on each
+kept-alive request, even for canned bytes (docs/benchmarks.md). A/B rounds put most of the
+difference in the worker's Trio plumbing, not in the protocol code:
 
 - every request cancels the keep-alive idle-timeout task and starts a new one (`nursery.start`:
   a task spawn and a wait for it to report started), each step behind a `trio.Lock`;

@@ -22,9 +22,8 @@ write:
 
 Why a thread: on Trio every line costs a pass through its scheduler (an epoll registration, a
 task wake-up, the run loop's bookkeeping) before any of our code runs, and the client waits for
-all of it. A/B over a pipe, 2,000 sequential calls per round, medians: with the fast path on
-Trio a call took 191 µs against 154 µs for a canned blocking responder; on the reader thread
-186 µs, and with the answer's listeners told after the write, 163 µs (docs/benchmarks.md).
+all of it. On the reader thread, with the answer's listeners told after the write, a call costs
+close to what a canned blocking responder does (A/B figures in docs/benchmarks.md).
 
 While serving, fds 0 and 1 point at /dev/null and stderr, as under the SDK's transport, so stray
 reads and prints (ours, a hook's, a child's) never touch the protocol stream.
