@@ -12,7 +12,6 @@ SDK's low-level `Server` and maps answers to `CallToolResult`s:
 
 from __future__ import annotations
 
-import inspect
 import json
 import logging
 from collections.abc import Awaitable, Callable
@@ -26,6 +25,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..calls import MCPCall, is_tool_result
+from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP
 
 __all__ = [
     "Answer",
@@ -125,9 +125,6 @@ def _checked(call: MCPCall, name: str) -> MCPCall:
     return call
 
 
-_TAKES_SCHEMA_LOOKUP = "get_tool_input_schema" in inspect.signature(Server.__init__).parameters
-
-
 def build_sdk_server(name: str, version: str, tools: list[ToolSpec], answer: Answer) -> Server[Any]:
     """A low-level SDK server whose only source of answers is `answer`."""
     listed = types.ListToolsResult(
@@ -149,9 +146,9 @@ def build_sdk_server(name: str, version: str, tools: list[ToolSpec], answer: Ans
         call = await answer_call(answer, params.name, dict(params.arguments or {}))
         return to_call_tool_result(call)
 
-    # Without the schema lookup the 2026-07-28 path re-runs on_list_tools on every call to check
-    # headers; SDKs before 2.3 do not take one (and always re-run it).
-    lookup: dict[str, Any] = {"get_tool_input_schema": schemas.get} if _TAKES_SCHEMA_LOOKUP else {}
+    lookup: dict[str, Any] = (
+        {"get_tool_input_schema": schemas.get} if SERVER_TAKES_SCHEMA_LOOKUP else {}
+    )
     server: Server[Any] = Server(
         name, version=version, on_list_tools=on_list_tools, on_call_tool=on_call_tool, **lookup
     )

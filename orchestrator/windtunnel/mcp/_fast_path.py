@@ -37,16 +37,18 @@ import msgspec
 import pydantic
 import pydantic_core
 from mcp.server import Server
-from mcp.server.runner import modern_error_data
 from mcp.shared.exceptions import MCPError
-from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
 from mcp_types import methods as sdk_methods
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..calls import MCPCall
 from ..canonical import nested_deeper_than
 from ._bridge import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
+from ._sdk_internals import (
+    MODERN_PROTOCOL_VERSIONS,
+    handler_exception_to_error_data,
+    modern_error_data,
+)
 
 __all__ = ["SDK_MAX_DEPTH", "FastPath", "PlainCall", "decode_message", "remember"]
 

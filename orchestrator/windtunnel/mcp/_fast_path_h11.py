@@ -25,15 +25,25 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Protocol
 
-import h11
-from hypercorn.config import Config
-from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol.events import Body, Data, EndBody
-from hypercorn.protocol.h11 import STREAM_ID, H11Protocol
-from hypercorn.typing import AppWrapper, ConnectionState, TaskGroup, WorkerContext
-
 from ..trusted_hosts import TrustedHosts
 from ._fast_path_head import NEED_MORE, Head, read_head
+from ._hypercorn_internals import (
+    STREAM_ID,
+    AppWrapper,
+    Body,
+    Closed,
+    ConnectionState,
+    Data,
+    EndBody,
+    Event,
+    H11Protocol,
+    HypercornConfig,
+    RawData,
+    TaskGroup,
+    Updated,
+    WorkerContextType,
+    h11,
+)
 
 __all__ = ["BodyComplete", "FastH11Protocol", "HTTPFastPathRules"]
 
@@ -77,8 +87,8 @@ class FastH11Protocol(H11Protocol):
         fast_path: HTTPFastPathRules,
         trusted: TrustedHosts | None,
         app: AppWrapper,
-        config: Config,
-        context: WorkerContext,
+        config: HypercornConfig,
+        context: WorkerContextType,
         task_group: TaskGroup,
         connection_state: ConnectionState,
         ssl: bool,

@@ -28,11 +28,11 @@ from typing import Any, Literal
 import mcp_types as types
 import msgspec
 from mcp.server import Server
-from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
 from ._bridge import Answer, SyncAnswer
 from ._fast_path import FastPath, PlainCall, decode_message, remember
+from ._sdk_internals import InboundModernRoute, classify_inbound_request
 
 _UNDECIDED: Any = object()
 

@@ -6,16 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import hypercorn.config
 import trio
-from hypercorn.app_wrappers import ASGIWrapper
-from hypercorn.config import Sockets
 from mcp.server import Server
 from starlette.responses import Response
 
 from ..trusted_hosts import TrustedHosts
 from . import _http_worker
 from ._fast_path_http import ASGIApp, FastPathASGI, HTTPFastPath
+from ._hypercorn_internals import ASGIWrapper, HypercornConfig, Sockets
 
 __all__ = ["MAX_REQUEST_BODY", "HTTPServing", "bind_sockets", "serve_http"]
 
@@ -46,7 +44,7 @@ class HTTPServing:
         await self.finished.wait()
 
 
-def _config(host: str, port: int) -> hypercorn.config.Config:
+def _config(host: str, port: int) -> HypercornConfig:
     config = _http_worker.Config()
     config.bind = [_bind(host, port)]
     config.accesslog = None

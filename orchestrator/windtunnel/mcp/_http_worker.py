@@ -38,33 +38,38 @@ from math import inf
 from types import TracebackType
 from typing import Any
 
-import hypercorn.config
 import trio
-from hypercorn.config import Sockets
-from hypercorn.events import Closed, Event, RawData, Updated
-from hypercorn.protocol import ProtocolWrapper
-from hypercorn.trio.lifespan import Lifespan
-from hypercorn.trio.tcp_server import MAX_RECV, TCPServer
-from hypercorn.trio.worker_context import WorkerContext
-from hypercorn.typing import (
-    AppWrapper,
-    ASGIReceiveEvent,
-    ASGISendEvent,
-    ConnectionState,
-    LifespanState,
-    Scope,
-)
-from hypercorn.utils import parse_socket_addr, repr_socket_addr
 
 from ..trusted_hosts import TrustedHosts
 from ._fast_path_h11 import BodyComplete, FastH11Protocol, HTTPFastPathRules
+from ._hypercorn_internals import (
+    MAX_RECV,
+    AppWrapper,
+    ASGIReceiveEvent,
+    ASGISendEvent,
+    Closed,
+    ConnectionState,
+    Event,
+    HypercornConfig,
+    Lifespan,
+    LifespanState,
+    ProtocolWrapper,
+    RawData,
+    Scope,
+    Sockets,
+    TCPServer,
+    Updated,
+    WorkerContext,
+    parse_socket_addr,
+    repr_socket_addr,
+)
 
 __all__ = ["Config", "serve"]
 
 _REQUEST_TIMEOUT = b"HTTP/1.1 408 \r\ncontent-length: 0\r\nconnection: close\r\n\r\n"
 
 
-class Config(hypercorn.config.Config):
+class Config(HypercornConfig):
     """Hypercorn's config; the Date and Server headers are built once a second, not per response.
 
     `body_timeout`: seconds from an HTTP/1.1 request's head to the end of its body; a client
@@ -89,7 +94,7 @@ class Config(hypercorn.config.Config):
 
 async def serve(
     app: AppWrapper,
-    config: hypercorn.config.Config,
+    config: HypercornConfig,
     *,
     sockets: Sockets,
     shutdown_trigger: Callable[[], Awaitable[Any]],
@@ -154,7 +159,7 @@ class _Connection(TCPServer):
     def __init__(
         self,
         app: AppWrapper,
-        config: hypercorn.config.Config,
+        config: HypercornConfig,
         context: WorkerContext,
         state: ConnectionState,
         fast_path: tuple[HTTPFastPathRules, TrustedHosts | None] | None,
@@ -378,7 +383,7 @@ class _TaskGroup:
     async def spawn_app(
         self,
         app: AppWrapper,
-        config: hypercorn.config.Config,
+        config: HypercornConfig,
         scope: Scope,
         send: Callable[[ASGISendEvent | None], Awaitable[None]],
     ) -> Callable[[ASGIReceiveEvent], Awaitable[None]]:
@@ -464,7 +469,7 @@ def _coalesced(
 
 async def _run_app(
     app: AppWrapper,
-    config: hypercorn.config.Config,
+    config: HypercornConfig,
     scope: Scope,
     receive: Callable[[], Awaitable[ASGIReceiveEvent]],
     send: Callable[[ASGISendEvent | None], Awaitable[None]],

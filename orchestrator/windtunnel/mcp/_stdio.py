@@ -46,9 +46,9 @@ import pydantic_core
 import structlog
 import trio
 from mcp.server import Server
-from mcp.shared.message import SessionMessage
 
 from ._fast_path_stdio import StdioFastPath
+from ._sdk_internals import SessionMessage
 
 __all__ = ["Stdout", "serve_fds", "serve_stdio"]
 
