@@ -34,9 +34,12 @@ HELP = (
     "on the same hypercorn/Trio stack"
 )
 
-CONTENDERS = ("recorded", "canned", "hypercorn", "h11")
+CONTENDERS = ("recorded", "recorded-asgi", "recorded-sdk", "canned", "hypercorn", "h11")
+PROFILED = ("recorded", "canned", "hypercorn", "h11")
 LABELS = {
     "recorded": "RecordedMCPServer (fast path; hypercorn HTTP/1.1 on our Trio worker)",
+    "recorded-asgi": "the same, fast path in the ASGI layer only (not in the protocol)",
+    "recorded-sdk": "the same, no fast path (`wt serve --no-fast-path`)",
     "canned": "same HTTP server, canned bytes, no MCP",
     "hypercorn": "reference: stock hypercorn Trio worker, canned bytes",
     "h11": "reference floor: minimal Trio + h11 loop, canned bytes",
@@ -89,7 +92,9 @@ def run(options: argparse.Namespace) -> BenchResult:
         universe = write_weather_universe(work / "weather.universe.json")
         answers = work / "answers.json"
         answers.write_text(json.dumps(capture_answers(universe)))
-        sources = {name: str(answers) for name in CONTENDERS} | {"recorded": str(universe)}
+        sources = {name: str(answers) for name in CONTENDERS} | {
+            name: str(universe) for name in CONTENDERS if name.startswith("recorded")
+        }
         servers = {name: ServerProcess(name, sources[name]) for name in CONTENDERS}
         try:
             for r in range(rounds):
@@ -104,7 +109,7 @@ def run(options: argparse.Namespace) -> BenchResult:
             for server in servers.values():
                 server.stop()
         profiles = {}
-        for name in CONTENDERS:
+        for name in PROFILED:
             stats = work / f"{name}.prof"
             server = ServerProcess(name, sources[name], "--profile", str(stats))
             try:
@@ -138,6 +143,13 @@ def run(options: argparse.Namespace) -> BenchResult:
         overhead_cpu_us=cpu_difference("recorded", "canned"),
         overhead_wall_us=statistics.median(a["wall_us"] - b["wall_us"] for a, b in pairs),
         worker_saving_cpu_us=cpu_difference("hypercorn", "canned"),
+        # What each fast-path layer still earns: the server CPU a call saves with it.
+        in_protocol_saving_cpu_us=cpu_difference("recorded-asgi", "recorded"),
+        fast_path_saving_cpu_us=cpu_difference("recorded-sdk", "recorded"),
+        ratio_throughput_vs_sdk=statistics.median(
+            a["per_s"] / b["per_s"]
+            for a, b in zip(samples["recorded"], samples["recorded-sdk"], strict=True)
+        ),
         over_floor_cpu_us=cpu_difference("canned", "h11"),
         profiles=profiles,
     )
@@ -187,6 +199,13 @@ def markdown(data: dict[str, Any]) -> str:
         f"{data['worker_saving_cpu_us']:,.0f} µs), against **"
         f"{m['h11']['server_cpu_us']['median']:,.0f} µs** for the Trio + h11 floor (ours is "
         f"{data['over_floor_cpu_us']:,.0f} µs above it).",
+        "",
+        "What each fast-path layer earns now (median of per-round differences in server CPU per "
+        f"call): the whole fast path **{data['fast_path_saving_cpu_us']:,.0f} µs** against "
+        "serving every request through the SDK (throughput "
+        f"x{data['ratio_throughput_vs_sdk']:.2f}); answering inside the HTTP/1.1 protocol "
+        f"**{data['in_protocol_saving_cpu_us']:,.0f} µs** against the same fast path in the "
+        "ASGI layer only.",
         "",
         "### Where the server's time goes (cProfile, one pass per server)",
         "",

@@ -100,16 +100,29 @@ def test_quick_serve_measures_every_server_and_profiles_them(tmp_path: Path) -> 
     data = _quick_json(tmp_path, "serve")
     metrics = data["metrics"]
     assert isinstance(metrics, dict)
-    assert set(metrics) == {"recorded", "canned", "hypercorn", "h11"}
+    assert set(metrics) == {
+        "recorded",
+        "recorded-asgi",
+        "recorded-sdk",
+        "canned",
+        "hypercorn",
+        "h11",
+    }
     for contender in metrics.values():
         assert contender["per_s"]["median"] > 0
         assert contender["server_cpu_us"]["n"] == 2
     assert data["ratio_throughput"] > 0  # type: ignore[operator]
-    for key in ("overhead_cpu_us", "worker_saving_cpu_us", "over_floor_cpu_us"):
+    for key in (
+        "overhead_cpu_us",
+        "worker_saving_cpu_us",
+        "over_floor_cpu_us",
+        "in_protocol_saving_cpu_us",
+        "fast_path_saving_cpu_us",
+    ):
         assert isinstance(data[key], float), key
     profiles = data["profiles"]
     assert isinstance(profiles, dict)
-    assert set(profiles) == set(metrics)
+    assert set(profiles) == {"recorded", "canned", "hypercorn", "h11"}
     assert "Wind Tunnel (matcher, replay, call log)" in profiles["recorded"]["buckets"]
     assert "our HTTP worker (Trio I/O around hypercorn)" in profiles["canned"]["buckets"]
     assert "hypercorn" in profiles["hypercorn"]["buckets"]
