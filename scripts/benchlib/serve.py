@@ -53,11 +53,11 @@ LAYERS = {
     "our Trio worker: socket writes": "mcp/_http_worker.py:_write",
     "hypercorn: HTTP/1.1 stream handling": "hypercorn/protocol/http_stream.py:handle",
     "SDK: per-request stateless transport + server task": f"{_MANAGER}:run_stateless_server",
-    "our on_call_tool handler (answer + result mapping)": "windtunnel/mcp/_bridge.py:on_call_tool",
+    "our on_call_tool handler (answer + result mapping)": "mcp/_sdk_server.py:on_call_tool",
     "our in-protocol answer (head, body, answer, response)": "mcp/_fast_path_h11.py:_answer_plain",
     "our fast path (answer + result mapping + JSON)": "windtunnel/mcp/_fast_path_http.py:answer",
     "our Replay.call (matcher + call log)": "windtunnel/replay.py:call",
-    "our to_call_tool_result (pydantic)": "windtunnel/mcp/_bridge.py:to_call_tool_result",
+    "our to_call_tool_result (pydantic)": "windtunnel/mcp/_sdk_server.py:to_call_tool_result",
 }
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._bridge import ToolSpec
+from ._sdk_server import ToolSpec
 from .mock import MockMCPServer
 from .recorded import RecordedMCPServer
 from .spi import MCPServer

@@ -43,12 +43,12 @@ from mcp_types import methods as sdk_methods
 
 from ..calls import MCPCall
 from ..canonical import nested_deeper_than
-from ._bridge import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 from ._sdk_internals import (
     MODERN_PROTOCOL_VERSIONS,
     handler_exception_to_error_data,
     modern_error_data,
 )
+from ._sdk_server import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 
 __all__ = ["SDK_MAX_DEPTH", "FastPath", "PlainCall", "decode_message", "remember"]
 

@@ -22,8 +22,8 @@ from typing import Any
 from mcp.server import Server
 from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
-from ._bridge import Answer
 from ._fast_path import FastPath, PlainCall, decode_message
+from ._sdk_server import Answer
 
 __all__ = [
     "LEGACY_VERSIONS",

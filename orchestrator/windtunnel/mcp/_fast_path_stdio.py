@@ -30,9 +30,9 @@ import msgspec
 from mcp.server import Server
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
-from ._bridge import Answer, SyncAnswer
 from ._fast_path import FastPath, PlainCall, decode_message, remember
 from ._sdk_internals import InboundModernRoute, classify_inbound_request
+from ._sdk_server import Answer, SyncAnswer
 
 _UNDECIDED: Any = object()
 

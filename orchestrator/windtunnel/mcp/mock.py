@@ -27,7 +27,7 @@ from ..calls import MCPCall
 from ..divergence import log_divergence, unknown_tool_call
 from ..errors import ServerError, UnknownToolError
 from ..universe import ToolMode, UniverseTool
-from ._bridge import ToolSpec
+from ._sdk_server import ToolSpec
 from .spi import MCPServer
 
 __all__ = ["MockMCPServer", "schema_from_signature"]

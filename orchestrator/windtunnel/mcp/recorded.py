@@ -11,7 +11,7 @@ from ..errors import UnknownToolError
 from ..miss_answers import SynthesizeHook
 from ..replay import CallListener, Replay
 from ..universe import Universe, load_universe
-from ._bridge import SyncAnswer, ToolSpec
+from ._sdk_server import SyncAnswer, ToolSpec
 from .spi import MCPServer
 
 __all__ = ["RecordedMCPServer", "upstream_name"]

@@ -23,8 +23,8 @@ from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
-from ._bridge import SyncAnswer, ToolSpec, build_sdk_server
 from ._fast_path_stdio import StdioFastPath
+from ._sdk_server import SyncAnswer, ToolSpec, build_sdk_server
 from ._stdio import serve_stdio
 
 if TYPE_CHECKING:

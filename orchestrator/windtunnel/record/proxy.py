@@ -29,7 +29,7 @@ from .._groups import unwrap_single_error
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
-from ..mcp._bridge import ToolSpec
+from ..mcp._sdk_server import ToolSpec
 from ..mcp.spi import MCPServer
 from ..trusted_hosts import TrustedHosts
 from ..universe import UniverseTool
