@@ -34,11 +34,10 @@ HELP = (
     "on the same hypercorn/Trio stack"
 )
 
-CONTENDERS = ("recorded", "recorded-asgi", "recorded-sdk", "canned", "hypercorn", "h11")
+CONTENDERS = ("recorded", "recorded-sdk", "canned", "hypercorn", "h11")
 PROFILED = ("recorded", "canned", "hypercorn", "h11")
 LABELS = {
     "recorded": "RecordedMCPServer (fast path; hypercorn HTTP/1.1 on our Trio worker)",
-    "recorded-asgi": "the same, fast path in the ASGI layer only (not in the protocol)",
     "recorded-sdk": "the same, no fast path (`wt serve --no-fast-path`)",
     "canned": "same HTTP server, canned bytes, no MCP",
     "hypercorn": "reference: stock hypercorn Trio worker, canned bytes",
@@ -143,8 +142,7 @@ def run(options: argparse.Namespace) -> BenchResult:
         overhead_cpu_us=cpu_difference("recorded", "canned"),
         overhead_wall_us=statistics.median(a["wall_us"] - b["wall_us"] for a, b in pairs),
         worker_saving_cpu_us=cpu_difference("hypercorn", "canned"),
-        # What each fast-path layer still earns: the server CPU a call saves with it.
-        in_protocol_saving_cpu_us=cpu_difference("recorded-asgi", "recorded"),
+        # What the fast path still earns: the server CPU a call saves with it.
         fast_path_saving_cpu_us=cpu_difference("recorded-sdk", "recorded"),
         ratio_throughput_vs_sdk=statistics.median(
             a["per_s"] / b["per_s"]
@@ -200,12 +198,9 @@ def markdown(data: dict[str, Any]) -> str:
         f"{m['h11']['server_cpu_us']['median']:,.0f} µs** for the Trio + h11 floor (ours is "
         f"{data['over_floor_cpu_us']:,.0f} µs above it).",
         "",
-        "What each fast-path layer earns now (median of per-round differences in server CPU per "
-        f"call): the whole fast path **{data['fast_path_saving_cpu_us']:,.0f} µs** against "
-        "serving every request through the SDK (throughput "
-        f"x{data['ratio_throughput_vs_sdk']:.2f}); answering inside the HTTP/1.1 protocol "
-        f"**{data['in_protocol_saving_cpu_us']:,.0f} µs** against the same fast path in the "
-        "ASGI layer only.",
+        "What the fast path earns now (median of per-round differences in server CPU per call): "
+        f"**{data['fast_path_saving_cpu_us']:,.0f} µs** against serving every request through "
+        f"the SDK (throughput x{data['ratio_throughput_vs_sdk']:.2f}).",
         "",
         "### Where the server's time goes (cProfile, one pass per server)",
         "",
@@ -262,7 +257,7 @@ for a call (`mcp/_fast_path_head.py`: `POST <path> HTTP/1.1`, CRLF lines, token 
 `Content-Length`, `Host`, no framing or upgrade headers; a Hypothesis test checks that every
 head it accepts h11 reads the same). The shared rules (`mcp/_fast_path_http.py`) answer it from the
 replay engine with the bytes the SDK's path would send, in one write, with no h11 events, HTTP
-stream object, ASGI scope, app task or receive queue (tests compare the bytes with the ASGI path,
+stream object, ASGI scope, app task or receive queue (tests compare the bytes with the SDK path,
 and run every worker behaviour test with it on). Everything else (other methods and shapes,
 unknown tools, odd headers, foreign Host/Origin, large bodies, HTTP/2) is handed to h11 as the
 bytes that came and takes hypercorn's own steps to the SDK app. That is why the recorded server

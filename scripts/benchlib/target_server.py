@@ -2,7 +2,6 @@
 """A benchmark target in its own process.
 
     target_server.py recorded UNIVERSE [--profile OUT]   our RecordedMCPServer, Streamable HTTP
-    target_server.py recorded-asgi UNIVERSE             the same, fast path in the ASGI layer only
     target_server.py recorded-sdk UNIVERSE              the same, no fast path (`fast_path=False`)
     target_server.py canned ANSWERS [--profile OUT]      the same HTTP server, canned bytes, no MCP
     target_server.py hypercorn ANSWERS [--profile OUT]   stock `hypercorn.trio` worker, canned bytes
@@ -145,13 +144,8 @@ async def _serve_http(kind: str, source: str) -> None:
             PROFILER.disable()
 
     if kind.startswith("recorded"):
-        from functools import partial
-
-        from windtunnel.mcp import _http
         from windtunnel.mcp.recorded import RecordedMCPServer
 
-        if kind == "recorded-asgi":  # the layer before the in-protocol answer, for an A/B
-            _http.serve_http = partial(_http.serve_http, fast_path_in_protocol=False)
         server = RecordedMCPServer(source, fast_path=kind != "recorded-sdk")
         server.log_events = False
         async with trio.open_nursery() as nursery:

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 import re
-from functools import partial
+from pathlib import Path
 from typing import Any
 
 import h11
 import httpx2
 import pytest
 import trio
+from mcp.shared.exceptions import MCPError
+from mcp_types import INVALID_PARAMS
 
 from tests.compat import COMPAT_UNIVERSE
-from windtunnel.mcp import RecordedMCPServer, _http
-from windtunnel.mcp._fast_path_http import FastPathASGI, HTTPFastPath
+from tests.mcp.fast_path_cases import CALLS as CASES
+from tests.mcp.fast_path_cases import UNIVERSE, call, synthesize
+from windtunnel.calls import MCPCall
+from windtunnel.mcp import MCPServer, MockMCPServer, RecordedMCPServer, _http
+from windtunnel.mcp._fast_path_http import HTTPFastPath
 
 BASE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
 MODERN_META = {
@@ -153,19 +158,15 @@ def _raw_request(body: bytes, headers: dict[str, str], port: int) -> list[bytes]
     return [b"\r\n".join(lines) + b"\r\n\r\n", body]
 
 
-async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
-    """Every response's bytes (Date blanked), how many requests reached the ASGI app, the log."""
-    server = RecordedMCPServer(COMPAT_UNIVERSE)
-    sdk = server.sdk_server()
-    plain = HTTPFastPath(
-        path="/mcp",
-        tools=[spec.name for spec in server.tool_specs()],
-        answer=server.handle_call,
-        server=sdk,
-    )
+async def _exchange(
+    server: MCPServer, exchanges: list[tuple[bytes, dict[str, str]]]
+) -> tuple[list[bytes], int]:
+    """Every response's bytes (Date blanked) to `exchanges` (body, headers) sent one after the
+    other over one kept-alive connection, head and body written apart, and how many requests
+    reached the ASGI app."""
     reached_app = 0
 
-    class CountingFastToolCalls(FastPathASGI):
+    class CountingTrustedHostsOnly(_http.TrustedHostsOnly):
         async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
             nonlocal reached_app
             reached_app += scope["type"] == "http"
@@ -173,16 +174,14 @@ async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
 
     responses = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_http, "FastPathASGI", CountingFastToolCalls)
+        patch.setattr(_http, "TrustedHostsOnly", CountingTrustedHostsOnly)
         async with trio.open_nursery() as nursery:
-            serving: _http.HTTPServing = await nursery.start(
-                partial(_http.serve_http, sdk, fast_path=plain, fast_path_in_protocol=in_protocol)
-            )
-            port = int(serving.url.rsplit(":", 1)[1].split("/")[0])
+            url = await server.start(nursery)
+            port = int(url.rsplit(":", 1)[1].split("/")[0])
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             client = h11.Connection(h11.CLIENT)
-            for _, body, headers in requests():
-                for part in _raw_request(json.dumps(body).encode(), headers, port):
+            for body, headers in exchanges:
+                for part in _raw_request(body, headers, port):
                     await stream.send_all(part)
                 client.send(h11.Request(method="POST", target="/", headers=[("Host", "x")]))
                 client.send(h11.EndOfMessage())
@@ -195,25 +194,33 @@ async def _raw_answers(in_protocol: bool) -> tuple[list[bytes], int, list[Any]]:
                 client.start_next_cycle()
                 responses.append(re.sub(rb"date: [^\r]*", b"date: -", response))
             await stream.aclose()
-            await serving.stop()
+            await server.stop()
+    return responses, reached_app
+
+
+async def _raw_answers(fast: bool) -> tuple[list[bytes], int, list[Any]]:
+    server = RecordedMCPServer(COMPAT_UNIVERSE, fast_path=fast)
+    exchanges = [(json.dumps(body).encode(), headers) for _, body, headers in requests()]
+    responses, reached_app = await _exchange(server, exchanges)
     return responses, reached_app, server.call_log()
 
 
-async def test_plain_calls_answered_in_the_protocol_are_byte_identical_to_the_asgi_path() -> None:
+async def test_plain_calls_answered_in_the_protocol_are_byte_identical_to_the_sdk_path() -> None:
     """Over one kept-alive HTTP/1.1 connection, with head and body written apart, the responses
-    are the same bytes whether plain calls are answered inside the protocol or by the ASGI fast
-    path, the call log is the same, and only the requests the SDK must see reach the app."""
+    are the same bytes, head included, whether plain calls are answered inside the protocol or
+    everything goes through the SDK; the call log is the same, and only the requests the SDK must
+    see reach the app."""
     with trio.fail_after(60):
-        in_protocol, reached_in, log_in = await _raw_answers(in_protocol=True)
-        asgi, reached_asgi, log_asgi = await _raw_answers(in_protocol=False)
+        fast, reached_fast, log_fast = await _raw_answers(fast=True)
+        sdk, reached_sdk, log_sdk = await _raw_answers(fast=False)
     labels = [label for label, _, _ in requests()]
-    for label, got, want in zip(labels, in_protocol, asgi, strict=True):
+    for label, got, want in zip(labels, fast, sdk, strict=True):
         assert got == want, label
-    assert reached_asgi == len(labels)
+    assert reached_sdk == len(labels)
     # Not plain calls: the undeclared tool in each era, and every request after the calls.
-    assert reached_in == 3 + 6
-    assert all(a.same_call(b) for a, b in zip(log_in, log_asgi, strict=True))
-    assert len(log_in) == len(log_asgi) == 3 * len(CALLS) + 1
+    assert reached_fast == 3 + 6
+    assert all(a.same_call(b) for a, b in zip(log_fast, log_sdk, strict=True))
+    assert len(log_fast) == len(log_sdk) == 3 * len(CALLS) + 1
 
 
 async def test_plain_calls_for_another_path_are_refused() -> None:
@@ -223,3 +230,93 @@ async def test_plain_calls_for_another_path_are_refused() -> None:
     plain = HTTPFastPath(path="/other", tools=[], answer=server.handle_call, server=sdk)
     with trio.fail_after(10), pytest.raises(ValueError, match="'/other' on a server at '/mcp'"):
         await _http.serve_http(sdk, fast_path=plain)
+
+
+def era_exchanges(era: str) -> list[tuple[bytes, dict[str, str]]]:
+    """Every call of `CALLS` as one era's client sends it."""
+    out = []
+    for i, (tool, args) in enumerate(CASES):
+        if era == "legacy":
+            headers = {**BASE, "MCP-Protocol-Version": "2025-11-25"}
+            out.append((json.dumps(call(i, tool, args)).encode(), headers))
+        else:
+            headers = {
+                **BASE,
+                "MCP-Protocol-Version": "2026-07-28",
+                "Mcp-Method": "tools/call",
+                "Mcp-Name": tool,
+            }
+            out.append((json.dumps(call(f"é{i}", tool, args, MODERN_META)).encode(), headers))
+    return out
+
+
+@pytest.mark.parametrize("era", ["legacy", "modern"])
+async def test_every_result_and_error_is_answered_like_the_sdk(tmp_path: Path, era: str) -> None:
+    """Byte for byte the SDK's response, head included (status, header order), to every call of
+    the cases the stdio fast path is held to: hits, misses under every policy, every result
+    mapping, non-ASCII text, failing hooks; and to a server that refuses a call with an MCP error
+    (which 2026-07-28 maps to an HTTP status) and a mock's tool that fails with non-ASCII text."""
+    path = tmp_path / "fast.universe.json"
+    path.write_text(json.dumps(UNIVERSE))
+    exchanges = era_exchanges(era)
+    mock_calls = [("refused", {}), ("crashed", {}), ("unicode", {"name": "Zoë"})]
+    mock_exchanges = []
+    for i, (tool, args) in enumerate(mock_calls):
+        body, headers = era_exchanges(era)[0]
+        message = json.loads(body)
+        message["id"] = f"mock-{i}" if era == "modern" else 100 + i
+        message["params"]["name"] = tool
+        message["params"]["arguments"] = args
+        if "Mcp-Name" in headers:
+            headers = {**headers, "Mcp-Name": tool}
+        mock_exchanges.append((json.dumps(message).encode(), headers))
+    runs = {}
+    with trio.fail_after(60):
+        for fast in (True, False):
+            server = RecordedMCPServer(path, synthesize=synthesize, fast_path=fast)
+            server.log_events = False
+            replies, reached = await _exchange(server, exchanges)
+            mock_replies, mock_reached = await _exchange(failing_mock(fast), mock_exchanges)
+            runs[fast] = (replies + mock_replies, reached + mock_reached, server.call_log())
+    (fast_replies, fast_reached, fast_log), (sdk_replies, sdk_reached, sdk_log) = (
+        runs[True],
+        runs[False],
+    )
+    for (body, _), got, want in zip(
+        exchanges + mock_exchanges, fast_replies, sdk_replies, strict=True
+    ):
+        assert got == want, body
+    assert fast_reached == 0
+    assert sdk_reached == len(exchanges) + len(mock_exchanges)
+    assert all(a.same_call(b) for a, b in zip(fast_log, sdk_log, strict=True))
+    statuses = {reply.split(b" ", 2)[1] for reply in sdk_replies}
+    assert statuses == ({b"200", b"400"} if era == "modern" else {b"200"})
+
+
+class RefusingMock(MockMCPServer):
+    """A mock whose `refused` tool is refused by the server itself, with an MCP error: what a
+    custom `MCPServer.answer` may raise (the 2026-07-28 transport maps -32602 to HTTP 400)."""
+
+    async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
+        if tool_name == "refused":
+            raise MCPError(code=INVALID_PARAMS, message="refusé")
+        return await super().answer(tool_name, args)
+
+
+def failing_mock(fast: bool) -> MockMCPServer:
+    mock = RefusingMock("failing", fast_path=fast)
+    mock.log_events = False
+
+    @mock.tool()
+    def refused() -> str:
+        return "never called"
+
+    @mock.tool()
+    def crashed() -> str:
+        raise RuntimeError("échec")
+
+    @mock.tool()
+    def unicode(name: str) -> dict[str, Any]:
+        return {"greeting": f"Grüß dich, {name} ✓", "tiny": 1e-7, "big": 2**70}
+
+    return mock

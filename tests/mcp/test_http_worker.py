@@ -23,6 +23,7 @@ from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.trio.run import worker_serve
 
 from windtunnel.mcp import _http_worker
+from windtunnel.mcp._fast_path_h11 import PlainResponse
 from windtunnel.mcp._http import _config, bind_sockets
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -74,13 +75,19 @@ class DigestRequests:
     def version(self, headers: dict[str, str]) -> str | None:
         return None if headers.get("x-pass") else "test"
 
-    async def answer(self, version: str, headers: dict[str, str], body: bytes) -> bytes | None:
+    async def answer(
+        self, version: str, headers: dict[str, str], body: bytes
+    ) -> PlainResponse | None:
         if body.startswith(b"decline"):
             return None
         if body.startswith(b"crash"):
             raise RuntimeError("the rules crashed")
         self.seen.append(body)
-        return sha(body)
+        digest = sha(body)
+        length = b"%d" % len(digest)
+        return PlainResponse(
+            200, [(b"content-type", b"text/plain"), (b"content-length", length)], digest
+        )
 
 
 def _answering_in_protocol(*args: Any, **kwargs: Any) -> Awaitable[None]:

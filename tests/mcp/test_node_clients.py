@@ -22,7 +22,9 @@ from tests.compat import (
     TOOL_NAMES,
     fail_call_payload,
 )
+from tests.mcp.fast_path_cases import calls_through_the_sdk
 from tests.processes import WT, wt_serve
+from windtunnel.mcp import RecordedMCPServer
 
 NODE_DIR = Path(__file__).parents[1] / "node"
 INSPECTOR = NODE_DIR / "node_modules" / ".bin" / "mcp-inspector"
@@ -78,6 +80,24 @@ async def test_typescript_client_over_http() -> None:
     assert_ts_report(report)
     divergences = [json.loads(x) for x in stderr.splitlines() if "universe_divergence" in x]
     assert [d["reason"] for d in divergences] == ["no_recorded_result", "unknown_tool"]
+
+
+async def test_the_fast_path_answers_every_call_of_the_typescript_client(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every call the TS SDK client makes for a declared tool is answered by the fast path (its
+    requests have the shape it reads): only the call of an undeclared tool reaches the SDK."""
+    through_sdk = calls_through_the_sdk(monkeypatch)
+    server = RecordedMCPServer(COMPAT_UNIVERSE)
+    server.log_events = False
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            report = await run_node(url, json.dumps(CALLS))
+            await server.stop()
+    assert_ts_report(report)
+    assert len(server.call_log()) == len(CALLS)
+    assert through_sdk == ["refund_card"]
 
 
 async def test_typescript_client_over_stdio() -> None:

@@ -19,6 +19,7 @@ from tests.compat import (
     fail_call_payload,
     observe_compat_script,
 )
+from tests.mcp.fast_path_cases import calls_through_the_sdk
 from windtunnel.mcp import MockMCPServer, RecordedMCPServer, spi
 from windtunnel.mcp import _fast_path_http as http_fast_path
 
@@ -54,6 +55,25 @@ async def test_python_client_compat_script(mode: str) -> None:
     assert info.value.code == -32602
     assert "refund_card" in info.value.message
     assert_compat_call_log(server.call_log())
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_fast_path_answers_every_call_of_the_python_client(
+    mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every call the official client makes for a declared tool is answered by the fast path,
+    in both eras: only the call of an undeclared tool reaches the SDK's handler."""
+    through_sdk = calls_through_the_sdk(monkeypatch)
+    server = RecordedMCPServer(COMPAT_UNIVERSE)
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with mcp.Client(url, mode=mode) as client:
+                seen = await observe_compat_script(client)
+            await server.stop()
+    assert_compat_observed(seen)
+    assert len(server.call_log()) == 7
+    assert through_sdk == ["refund_card"]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 import trio
 
+from tests.mcp.fast_path_cases import CALLS, UNIVERSE, call, synthesize
 from tests.mcp.stdio_session import (
     ANSWERING,
     INITIALIZE,
@@ -20,112 +21,12 @@ from tests.mcp.stdio_session import (
     stdio_session,
 )
 from windtunnel.mcp import RecordedMCPServer
-from windtunnel.universe import Universe
-
-TEXT = {"type": "text", "text": "chart"}
-UNIVERSE = {
-    "windtunnel_universe": 1,
-    "tools": [
-        {"name": "client_lookup", "input_schema": {"type": "object"}},
-        {"name": "charge_card"},
-        {"name": "motd"},
-        {"name": "snapshot"},
-        {"name": "numbers"},
-        {"name": "nothing"},
-        {"name": "odd_blocks"},
-        {"name": "listed"},
-        {"name": "pages", "result_schema": {"type": "array"}},
-        {"name": "near"},
-        {"name": "made"},
-        {"name": "counter", "mode": "sequence"},
-    ],
-    "recordings": [
-        {
-            "tool_name": "client_lookup",
-            "args": {"query": "Bluewing"},
-            "result": {"name": "Bluewing", "tags": ["a", None], "score": 1.5e-7},
-        },
-        {
-            "tool_name": "charge_card",
-            "args": {"amount": 120},
-            "result": {"content": [{"type": "text", "text": "declined"}], "isError": True},
-        },
-        {"tool_name": "motd", "args": {}, "result": "All systems nominal. é ✓"},
-        {
-            "tool_name": "snapshot",
-            "args": {},
-            "result": {
-                "content": [
-                    {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
-                    TEXT,
-                ]
-            },
-        },
-        {"tool_name": "numbers", "args": {}, "result": [1, 2.5, True, None]},
-        {"tool_name": "nothing", "args": {}, "result": None},
-        {"tool_name": "odd_blocks", "args": {}, "result": {"content": [{"type": "hologram"}]}},
-        {
-            "tool_name": "listed",
-            "args": {},
-            "result": {"content": [TEXT], "structuredContent": [1]},
-        },
-        {"tool_name": "pages", "args": {"page": 1}, "result": ["p1"]},
-        {"tool_name": "near", "args": {"a": 1, "b": 2}, "result": {"near": True}},
-        {"tool_name": "counter", "args": {}, "result": {"n": 1}},
-        {"tool_name": "counter", "args": {}, "result": {"n": 2}},
-    ],
-    "matching": {
-        "on_miss": "fail_call",
-        "arg_keys": {"client_lookup": ["query"]},
-        "per_tool_on_miss": {"pages": "empty", "near": "nearest", "made": "synthesize"},
-    },
-}
-# (tool, args): hits (exact, keyed), a miss under every policy, every result mapping, and a
-# sequence tool consumed past its end; the fast path must send the SDK's bytes for each.
-CALLS: list[tuple[str, dict[str, Any]]] = [
-    ("client_lookup", {"query": "Bluewing"}),
-    ("client_lookup", {"query": "Bluewing", "verbose": True}),
-    ("client_lookup", {"query": "Nobody"}),
-    ("charge_card", {"amount": 120}),
-    ("motd", {}),
-    ("snapshot", {}),
-    ("numbers", {}),
-    ("nothing", {}),
-    ("odd_blocks", {}),
-    ("listed", {}),
-    ("pages", {"page": 9}),
-    ("near", {"a": 1, "b": 3}),
-    ("made", {"x": 1}),
-    ("made", {"boom": True}),
-    ("made", {"date": True}),
-    ("counter", {}),
-    ("counter", {}),
-    ("counter", {}),
-]
-
 
 # The calls above plus the other plain ones in `script`: only these skip the SDK session.
 PLAIN_IDS = {
     "legacy": [*range(len(CALLS)), "s", 10**30, "progress", "after-init-again"],
     "modern": [*range(len(CALLS)), "s", 10**30, "no-info"],
 }
-
-
-def synthesize(tool: str, args: dict[str, Any], universe: Universe) -> Any:
-    if args.get("boom"):
-        raise RuntimeError("hook failed")
-    if args.get("date"):
-        return {"when": object()}  # not JSON data: the replay records a fault
-    return {"made": args}
-
-
-def call(
-    request_id: Any, tool: str, args: Any, meta: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    params: dict[str, Any] = {"name": tool, "arguments": args}
-    if meta is not None:
-        params["_meta"] = meta
-    return {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": params}
 
 
 def ping(request_id: Any) -> dict[str, Any]:

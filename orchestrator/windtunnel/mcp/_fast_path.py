@@ -6,7 +6,11 @@ and the same for both: recognise a plain `tools/call` of a declared tool in a de
 message, ask the SDK's own validators whether it would reach our handler, run that handler's answer
 (`answer_call`), and build the reply the SDK would write, byte for byte: the same result mapping and
 sieve, the same 2026-07-28 stamps as `mcp.server.runner.ServerRunner._serialize`, the same
-exception-to-error mapping as its dispatchers, the same serializer as its transports.
+exception-to-error mapping as its dispatchers, the same serializer as its transports. That last
+one depends on the transport: stdio, and Streamable HTTP in the handshake era, write pydantic's
+JSON (`model_dump_json`, UTF-8); Streamable HTTP writes 2026-07-28 replies itself
+(`mcp.server._streamable_http_modern._write`: `json.dumps`, non-ASCII escaped, and an HTTP
+status for some error codes), so a `FastPath` is made for one transport (`http`).
 
 Memos keep the SDK's pydantic work off the hot path without changing any answer; they hold
 outcomes of pure functions:
@@ -20,13 +24,14 @@ outcomes of pure functions:
   cannot be reused). Any other result is keyed by its JSON encoding when it is plain JSON data
   that the encoding identifies exactly; a mock's datetime or a NaN is mapped every time.
 
-The response is that JSON with the request's id spliced in: the bytes pydantic writes for the
-SDK's `JSONRPCResponse` (`tests/mcp/test_stdio_fast_path.py` compares them), without
-building one per call.
+The response is that JSON with the request's id spliced in: the bytes the SDK writes for its
+`JSONRPCResponse` (`tests/mcp/test_stdio_fast_path.py` and `tests/mcp/test_fast_path.py` compare
+them), without building one per call.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Collection
 from dataclasses import dataclass
@@ -35,11 +40,11 @@ from typing import Any
 import mcp_types as types
 import msgspec
 import pydantic
-import pydantic_core
 from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
 from mcp_types import methods as sdk_methods
+from pydantic_core import to_json
 
 from ..calls import MCPCall
 from ..canonical import nested_deeper_than
@@ -50,7 +55,7 @@ from ._sdk_internals import (
 )
 from ._sdk_server import Answer, SyncAnswer, answer_call, answer_call_now, to_call_tool_result
 
-__all__ = ["SDK_MAX_DEPTH", "FastPath", "PlainCall", "decode_message", "remember"]
+__all__ = ["SDK_MAX_DEPTH", "FastPath", "PlainCall", "Reply", "decode_message", "remember"]
 
 SDK_MAX_DEPTH = 200
 """The deepest nesting of non-empty arrays and objects the SDK's JSON parser (pydantic-core's
@@ -76,13 +81,25 @@ class PlainCall:
     params: dict[str, Any]
 
 
-class FastPath:
-    """Recognises, validates and answers plain `tools/call`s for one SDK server."""
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """A JSON-RPC response as the SDK writes it, and its error code if it is an error."""
 
-    def __init__(self, server: Server[Any], tools: Collection[str], answer: Answer) -> None:
+    body: bytes
+    error_code: int | None = None
+
+
+class FastPath:
+    """Recognises, validates and answers plain `tools/call`s for one SDK server, as its
+    transport writes them (`http`: Streamable HTTP, else stdio)."""
+
+    def __init__(
+        self, server: Server[Any], tools: Collection[str], answer: Answer, *, http: bool = False
+    ) -> None:
         self._server = server
         self._tools = frozenset(tools)
         self._answer = answer
+        self._http = http
         self._accepted: dict[tuple[str, bytes], bool] = {}
         self._wire: dict[tuple[str, bool, bytes], bytes] = {}
         self._recorded: dict[tuple[str, bool, int], tuple[Any, bytes]] = {}
@@ -128,34 +145,43 @@ class FastPath:
             remember(self._accepted, key, verdict)
         return verdict
 
-    async def reply(self, call: PlainCall, version: str) -> bytes:
+    async def reply(self, call: PlainCall, version: str) -> Reply:
         """Answer `call` at `version`: the JSON-RPC response the SDK would write for it."""
         try:
             answered = await answer_call(self._answer, call.name, call.args)
         except Exception as exc:
-            return _error_response(call, exc, version)
-        return self._response(call, answered, version)
+            return self._error_reply(call, exc, version)
+        return self._reply(call, answered, version)
 
-    def reply_now(self, call: PlainCall, version: str, answer: SyncAnswer) -> bytes:
+    def reply_now(self, call: PlainCall, version: str, answer: SyncAnswer) -> Reply:
         """`reply` with a `SyncAnswer`, without Trio (from the stdio reader thread)."""
         try:
             answered = answer_call_now(answer, call.name, call.args)
         except Exception as exc:
-            return _error_response(call, exc, version)
-        return self._response(call, answered, version)
+            return self._error_reply(call, exc, version)
+        return self._reply(call, answered, version)
 
-    def _response(self, call: PlainCall, answered: MCPCall, version: str) -> bytes:
+    def _writes_itself(self, version: str) -> bool:
+        """Whether the SDK's transport writes replies at `version` itself (see the module
+        docstring), not through pydantic's serializer."""
+        return self._http and version in MODERN_PROTOCOL_VERSIONS
+
+    def _reply(self, call: PlainCall, answered: MCPCall, version: str) -> Reply:
         try:
             result = self._result_json(answered, version)
         except Exception as exc:  # the result is invalid at `version` (see `_serialize`)
-            return _error_response(call, exc, version)
-        return (
-            b'{"jsonrpc":"2.0","id":'
-            + pydantic_core.to_json(call.id)
-            + b',"result":'
-            + result
-            + b"}"
-        )
+            return self._error_reply(call, exc, version)
+        request_id = _dumps(call.id) if self._writes_itself(version) else to_json(call.id)
+        return Reply(b'{"jsonrpc":"2.0","id":' + request_id + b',"result":' + result + b"}")
+
+    def _error_reply(self, call: PlainCall, exc: Exception, version: str) -> Reply:
+        error = _error(exc, version)
+        message = types.JSONRPCError(jsonrpc="2.0", id=call.id, error=error)
+        if self._writes_itself(version):
+            body = _dumps(message.model_dump(mode="json", by_alias=True, exclude_none=True))
+        else:
+            body = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        return Reply(body, error.code)
 
     def _result_json(self, call: MCPCall, version: str) -> bytes:
         result = call.result
@@ -172,13 +198,17 @@ class FastPath:
     def _result_json_by_content(self, call: MCPCall, version: str) -> bytes:
         key = _json_key(call.result)
         if key is None:
-            return pydantic_core.to_json(self._serialize(call, version))
+            return self._encode_result(call, version)
         memo_key = (version, call.is_error, key)
         encoded = self._wire.get(memo_key)
         if encoded is None:
-            encoded = pydantic_core.to_json(self._serialize(call, version))
+            encoded = self._encode_result(call, version)
             remember(self._wire, memo_key, encoded)
         return encoded
+
+    def _encode_result(self, call: MCPCall, version: str) -> bytes:
+        serialized = self._serialize(call, version)
+        return _dumps(serialized) if self._writes_itself(version) else to_json(serialized)
 
     def _serialize(self, call: MCPCall, version: str) -> dict[str, Any]:
         """`ServerRunner._serialize` for our handler's result: the version's sieve, then, from
@@ -239,9 +269,9 @@ def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
     memo[key] = value
 
 
-def _error_response(call: PlainCall, exc: Exception, version: str) -> bytes:
-    message = types.JSONRPCError(jsonrpc="2.0", id=call.id, error=_error(exc, version))
-    return message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+def _dumps(value: Any) -> bytes:
+    """JSON as the SDK's Streamable HTTP transport writes 2026-07-28 replies."""
+    return json.dumps(value, separators=(",", ":")).encode()
 
 
 def _error(exc: Exception, version: str) -> types.ErrorData:

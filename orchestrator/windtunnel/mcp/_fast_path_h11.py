@@ -1,15 +1,15 @@
 """Plain `tools/call` requests answered inside hypercorn's HTTP/1.1 protocol, before h11 and ASGI.
 
-With only `FastPathASGI` in front of the SDK app, a plain call spent most of its time in the HTTP
-stack rather than in MCP and replay work (docs/benchmarks.md), much of it hypercorn's per-request
-machinery between h11 and the app (an `HTTPStream`, its ASGI scope and events, a task for the app,
-its receive queue) and h11's own pure-Python parsing. This protocol is hypercorn's
-`H11Protocol` with one more step in front: while h11 sits between requests with nothing
-buffered, the bytes that arrive are first read as the one request shape every MCP client sends
-for a call (`_fast_path_head`: `POST <path> HTTP/1.1`, a sized body). A head of that shape which the
-shared rules (`_fast_path_http.HTTPFastPath`) accept has its body gathered here (clients often
-write it apart from the head); if the rules answer the whole request, the response is written
-with the bytes the ASGI path would send (`tests/mcp/test_fast_path.py` compares them;
+This is where a plain call over HTTP is answered. Through the SDK, a call's server CPU goes
+mostly to the SDK's per-request machinery and the HTTP stack between it and the socket
+(hypercorn's `HTTPStream`, its ASGI scope and events, a task for the app, its receive queue, and
+h11's pure-Python parsing), far more than to MCP and replay work (docs/benchmarks.md). This
+protocol is hypercorn's `H11Protocol` with one more step in front: while h11 sits between requests
+with nothing buffered, the bytes that arrive are first read as the one request shape every MCP
+client sends for a call (`_fast_path_head`: `POST <path> HTTP/1.1`, a sized body). A head of that
+shape which the rules (`_fast_path_http.HTTPFastPath`) accept has its body gathered here (clients
+often write it apart from the head); if the rules answer the whole request, the response is
+written with the bytes the SDK path sends (`tests/mcp/test_fast_path.py` compares them;
 `tests/mcp/test_http_worker.py` holds the connection behaviour to hypercorn's).
 
 Everything else — other targets and methods, another head shape, `Expect` and `Upgrade`, bodies
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 from ..trusted_hosts import TrustedHosts
@@ -45,7 +46,7 @@ from ._hypercorn_internals import (
     h11,
 )
 
-__all__ = ["BodyComplete", "FastH11Protocol", "HTTPFastPathRules"]
+__all__ = ["BodyComplete", "FastH11Protocol", "HTTPFastPathRules", "PlainResponse"]
 
 _BUSY = Updated(idle=False)  # events are frozen: one of each will do
 _IDLE = Updated(idle=True)
@@ -57,6 +58,16 @@ class BodyComplete(Event):
 
 
 _BODY_COMPLETE = BodyComplete()
+
+
+@dataclass(frozen=True, slots=True)
+class PlainResponse:
+    """The response to a plain request: its status, its own headers in the order the app writes
+    them (Date and Server follow, as hypercorn adds them), and its body."""
+
+    status: int
+    headers: list[tuple[bytes, bytes]]
+    body: bytes
 
 
 class HTTPFastPathRules(Protocol):
@@ -74,8 +85,10 @@ class HTTPFastPathRules(Protocol):
         """The protocol version to answer at, judged on headers alone; None to pass it on."""
         ...
 
-    async def answer(self, version: str, headers: dict[str, str], body: bytes) -> bytes | None:
-        """The response body, or None to pass the request on (nothing was served)."""
+    async def answer(
+        self, version: str, headers: dict[str, str], body: bytes
+    ) -> PlainResponse | None:
+        """The response, or None to pass the request on (nothing was served)."""
         ...
 
 
@@ -282,8 +295,8 @@ class FastH11Protocol(H11Protocol):
                 )
                 self._held[:0] = pipelined
 
-    async def _respond(self, body: bytes) -> bool:
-        """Write the response the ASGI path writes for `body`, in one write; False if the
+    async def _respond(self, response: PlainResponse) -> bool:
+        """Write `response` as hypercorn writes the app's, in one write; False if the
         connection closes after it, as hypercorn closes it (max requests, shutting down)."""
         self.keep_alive_requests += 1
         await self.context.mark_request()
@@ -292,11 +305,11 @@ class FastH11Protocol(H11Protocol):
             or self.context.terminated.is_set()
         )
         head = self._head(
-            b"200",
-            [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))],
+            b"%d" % response.status,
+            response.headers,
             [(b"connection", b"close")] if close else None,
         )
-        await self.send(RawData(data=head + body))
+        await self.send(RawData(data=head + response.body))
         if close:
             await self.send(_CLOSED)
             return False

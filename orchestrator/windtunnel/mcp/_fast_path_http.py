@@ -5,34 +5,29 @@ session, tasks and memory-stream hops, pydantic validation), far more than in ou
 (docs/benchmarks.md).
 `HTTPFastPath` holds the rules: only requests it can prove are plain, valid `tools/call`s,
 in either protocol era, for a declared tool are answered, with the same response the SDK would
-send (`_fast_path`, shared with the stdio fast path). Two places apply them: `FastPathASGI`, an
-ASGI layer in front of the SDK app, and `_fast_path_h11`, inside hypercorn's HTTP/1.1 protocol
-before any ASGI (HTTP/1.1 requests are answered there; the ASGI layer serves HTTP/2). Anything else
-(other methods, unknown tools, odd headers, bad JSON, bodies near the limit, 2026-07-28
-requests with `Mcp-Param-*` headers) goes to the SDK untouched, so errors and
-edge cases keep the SDK's exact behaviour. A foreign Host or Origin never gets this far: the
-HTTP layer refuses it on every path (`trusted_hosts`, `_http.TrustedHostsOnly`).
+send (`_fast_path`, shared with the stdio fast path). `_fast_path_h11` applies them inside
+hypercorn's HTTP/1.1 protocol, before h11 and ASGI, to the one request shape MCP clients send for
+a call. Anything else (other methods, unknown tools, odd headers, bad JSON, bodies near the limit,
+2026-07-28 requests with `Mcp-Param-*` headers, HTTP/2, HTTP/1.1 of another shape) goes to the
+SDK untouched, so errors and edge cases keep the SDK's exact behaviour. A foreign Host or Origin
+never gets this far: the HTTP layer refuses it on every path (`trusted_hosts`,
+`_http.TrustedHostsOnly`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Iterable
+from collections.abc import Collection
 from typing import Any
 
 from mcp.server import Server
 from mcp_types import DEFAULT_NEGOTIATED_VERSION
 
 from ._fast_path import FastPath, PlainCall, decode_message
+from ._fast_path_h11 import PlainResponse
+from ._sdk_internals import ERROR_CODE_HTTP_STATUS
 from ._sdk_server import Answer
 
-__all__ = [
-    "LEGACY_VERSIONS",
-    "MODERN_VERSION",
-    "ASGIApp",
-    "FastPathASGI",
-    "HTTPFastPath",
-    "header_dict",
-]
+__all__ = ["LEGACY_VERSIONS", "MODERN_VERSION", "HTTPFastPath"]
 
 LEGACY_VERSIONS = frozenset({"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"})
 MODERN_VERSION = "2026-07-28"
@@ -40,19 +35,12 @@ _META_VERSION = "io.modelcontextprotocol/protocolVersion"
 _META_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
 # Bodies this large go to the SDK, which owns the size limit and its 413.
 _FAST_BODY_LIMIT = 1024 * 1024
-
-ASGIApp = Callable[
-    [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
-    Awaitable[None],
-]
+_JSON = b"application/json"
 
 
 class HTTPFastPath:
-    """Which Streamable HTTP requests at `path` are plain calls, and their answers.
-
-    Shared by the two places that answer them: `FastPathASGI` (ASGI, in front of the SDK app)
-    and `_fast_path_h11.FastH11Protocol` (inside hypercorn's HTTP/1.1 protocol, before any ASGI).
-    """
+    """Which Streamable HTTP requests at `path` are plain calls, and their answers
+    (`_fast_path_h11.FastH11Protocol` asks)."""
 
     def __init__(
         self,
@@ -65,7 +53,7 @@ class HTTPFastPath:
         self.path = path
         self.target = path.encode()
         self.body_limit = _FAST_BODY_LIMIT
-        self.calls = FastPath(server, tools, answer)
+        self.calls = FastPath(server, tools, answer, http=True)
 
     def version(self, headers: dict[str, str]) -> str | None:
         """The protocol version the SDK serves the request at, or None when it should see it."""
@@ -85,91 +73,29 @@ class HTTPFastPath:
             return version
         return None
 
-    async def answer(self, version: str, headers: dict[str, str], body: bytes) -> bytes | None:
-        """The response body for a plain call served at `version`; None when it is not one."""
+    async def answer(
+        self, version: str, headers: dict[str, str], body: bytes
+    ) -> PlainResponse | None:
+        """The response to a plain call served at `version`; None when it is not one."""
         if len(body) > _FAST_BODY_LIMIT:
             return None
         call = _parse(self.calls, body, version, headers)
-        return None if call is None else await self.calls.reply(call, version)
-
-
-class FastPathASGI:
-    """ASGI middleware: answer the plain calls of `plain` POSTed to its path, pass on the rest."""
-
-    def __init__(self, app: ASGIApp, fast_path: HTTPFastPath) -> None:
-        self.app = app
-        self.fast_path = fast_path
-
-    async def __call__(
-        self,
-        scope: dict[str, Any],
-        receive: Callable[[], Awaitable[Any]],
-        send: Callable[[Any], Awaitable[None]],
-    ) -> None:
-        if (
-            scope["type"] != "http"
-            or scope["method"] != "POST"
-            or scope["path"] != self.fast_path.path
-        ):
-            await self.app(scope, receive, send)
-            return
-        headers = header_dict(scope["headers"])
-        version = self.fast_path.version(headers) if headers is not None else None
-        if version is None:
-            await self.app(scope, receive, send)
-            return
-        body, more, messages = await _read_body(receive)
-        answer = None if more else await self.fast_path.answer(version, headers or {}, body)
-        if answer is None:
-            await self.app(scope, _replay(messages, receive), send)
-            return
-        await _respond(send, answer)
-
-
-def header_dict(pairs: Iterable[tuple[bytes, bytes]]) -> dict[str, str] | None:
-    """Lower-cased headers; None when one appears twice (the SDK decides those)."""
-    headers: dict[str, str] = {}
-    for raw_key, raw_value in pairs:
-        key = raw_key.decode("latin-1").lower()
-        if key in headers:
+        if call is None:
             return None
-        headers[key] = raw_value.decode("latin-1")
-    return headers
-
-
-async def _read_body(
-    receive: Callable[[], Awaitable[Any]],
-) -> tuple[bytes, bool, list[Any]]:
-    """Read up to the fast-path limit; return (body, more_left, messages read so far)."""
-    messages: list[Any] = []
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        message = await receive()
-        messages.append(message)
-        if message["type"] != "http.request":
-            return b"", True, messages
-        chunk = message.get("body", b"")
-        chunks.append(chunk)
-        size += len(chunk)
-        if size > _FAST_BODY_LIMIT:
-            return b"", True, messages
-        if not message.get("more_body", False):
-            return b"".join(chunks), False, messages
-
-
-def _replay(
-    messages: list[Any], receive: Callable[[], Awaitable[Any]]
-) -> Callable[[], Awaitable[Any]]:
-    """A `receive` that hands the SDK the messages already read, then the rest of the stream."""
-    pending = list(messages)
-
-    async def replay() -> Any:
-        if pending:
-            return pending.pop(0)
-        return await receive()
-
-    return replay
+        reply = await self.calls.reply(call, version)
+        length = b"%d" % len(reply.body)
+        if version != MODERN_VERSION:  # the SDK's `_create_json_response`
+            return PlainResponse(
+                200, [(b"content-type", _JSON), (b"content-length", length)], reply.body
+            )
+        # The SDK's modern `_write`: a starlette `Response` with a media type, and an HTTP
+        # status for some error codes.
+        status = (
+            200 if reply.error_code is None else ERROR_CODE_HTTP_STATUS.get(reply.error_code, 200)
+        )
+        return PlainResponse(
+            status, [(b"content-length", length), (b"content-type", _JSON)], reply.body
+        )
 
 
 def _parse(calls: FastPath, body: bytes, version: str, headers: dict[str, str]) -> PlainCall | None:
@@ -187,17 +113,3 @@ def _parse(calls: FastPath, body: bytes, version: str, headers: dict[str, str]) 
         ):
             return None
     return call if calls.accepted(call, version) else None
-
-
-async def _respond(send: Callable[[Any], Awaitable[None]], body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})

@@ -15,9 +15,10 @@ declared tool (`_fast_path`) itself only when the SDK would serve it:
 Everything else, including every line before the first request, goes to the SDK, which is the
 only safe way to be wrong: a line handed over gets exactly the SDK's answer.
 
-With a server that answers without Trio (`SyncAnswer`), `answer_now` runs on the stdio reader
-thread while `handed_over` runs on Trio and `sent` in a writer thread: the era state is only
-ever read there, and a stale read errs towards the SDK (an `initialize` still looks pending).
+`plain` decides on the stdio reader thread, for every line, while `handed_over` runs on Trio and
+`sent` in a writer thread: the era state is only ever read there, and a stale read errs towards
+the SDK (an `initialize` still looks pending). The answer is made on the reader thread too when
+the server answers without Trio (`SyncAnswer`: `answer_now`), else on Trio (`answer`).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ class StdioFastPath:
         self._calls = FastPath(server, tools, answer)
         self.now = now
         """The server's answers without Trio, if it has them: then `answer_now` answers on the
-        reader thread and `answer` is not used."""
+        reader thread, else `answer` on Trio."""
         self._era: Literal["legacy", "modern"] | None = None
         self._version: str | None = None
         """Legacy: the version the last successful `initialize` negotiated."""
@@ -61,29 +62,9 @@ class StdioFastPath:
         self._served_at: dict[tuple[str, str | None, bytes], str | None] = {}
         """The version a plain call is answered at (None: the SDK's), by era, version, `_meta`."""
 
-    def answer_now(self, line: str) -> bytes | None:
-        """The response line to `line` (no newline), or None: hand `line` to the SDK. Needs
-        `now`; call `written` once the response is written."""
-        assert self.now is not None
-        eligible = self._eligible(line)
-        if eligible is None:
-            return None
-        return self._calls.reply_now(*eligible, self.now)
-
-    def written(self) -> None:
-        """A response from `answer_now` is on the wire: let the server tell its listeners."""
-        assert self.now is not None
-        self.now.written()
-
-    async def answer(self, line: str) -> bytes | None:
-        """The response line to `line` (no newline), or None: hand `line` to the SDK."""
-        eligible = self._eligible(line)
-        if eligible is None:
-            return None
-        return await self._calls.reply(*eligible)
-
-    def _eligible(self, line: str) -> tuple[PlainCall, str] | None:
-        """The plain call in `line` and the version to answer it at, if answered here."""
+    def plain(self, line: str) -> tuple[PlainCall, str] | None:
+        """The plain call in `line` and the version to answer it at, if answered here; None:
+        hand `line` to the SDK."""
         if self._era is None or (
             self._era == "legacy" and (self._version is None or self._initializing)
         ):
@@ -101,6 +82,21 @@ class StdioFastPath:
                 version = None
             remember(self._served_at, key, version)
         return None if version is None else (call, version)
+
+    def answer_now(self, plain: tuple[PlainCall, str]) -> bytes:
+        """The response line (no newline) to a call from `plain`, answered without Trio. Needs
+        `now`; call `written` once the response is written."""
+        assert self.now is not None
+        return self._calls.reply_now(*plain, self.now).body
+
+    def written(self) -> None:
+        """A response from `answer_now` is on the wire: let the server tell its listeners."""
+        assert self.now is not None
+        self.now.written()
+
+    async def answer(self, plain: tuple[PlainCall, str]) -> bytes:
+        """The response line (no newline) to a call from `plain`, answered on Trio."""
+        return (await self._calls.reply(*plain)).body
 
     def handed_over(self, message: types.JSONRPCMessage) -> None:
         """Follow a message given to the SDK: its first request decides the era."""

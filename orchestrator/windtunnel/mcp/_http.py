@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,13 +13,18 @@ from starlette.responses import Response
 
 from ..trusted_hosts import TrustedHosts
 from . import _http_worker
-from ._fast_path_http import ASGIApp, FastPathASGI, HTTPFastPath
+from ._fast_path_http import HTTPFastPath
 from ._hypercorn_internals import ASGIWrapper, HypercornConfig, Sockets
 
 __all__ = ["MAX_REQUEST_BODY", "HTTPServing", "bind_sockets", "serve_http"]
 
 MAX_REQUEST_BODY = 4 * 1024 * 1024
 GRACEFUL_TIMEOUT_S = 0.5
+
+ASGIApp = Callable[
+    [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
+    Awaitable[None],
+]
 
 
 def _bind(host: str, port: int) -> str:
@@ -70,7 +76,6 @@ async def serve_http(
     sockets: Sockets | None = None,
     path: str = "/mcp",
     fast_path: HTTPFastPath | None = None,
-    fast_path_in_protocol: bool = True,
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
@@ -78,8 +83,9 @@ async def serve_http(
     Stateless JSON mode answers both protocol eras (the `initialize` handshake, and 2026-07-28)
     with no per-client session state. Every request, on every path and protocol, must carry a
     `Host` and `Origin` that `TrustedHosts` allows for the bound address and port (else 421 or
-    403, the SDK's answers); the SDK limits request bodies to 4 MiB (HTTP 413). The plain
-    `tools/call`s of `fast_path` (whose path must be `path`) are answered without the SDK.
+    403, the SDK's answers); the SDK limits request bodies to 4 MiB (HTTP 413). With
+    `fast_path` (whose path must be `path`), HTTP/1.1 connections answer its plain `tools/call`s
+    inside the protocol, without the SDK (`_fast_path_h11`).
     """
     app = server.streamable_http_app(
         streamable_http_path=path,
@@ -93,13 +99,7 @@ async def serve_http(
     if sockets is None:
         sockets = bind_sockets(host, port)
     trusted = TrustedHosts(host, (sock.getsockname()[1] for sock in sockets.insecure_sockets))
-    served: Any = app
-    if fast_path is not None:
-        served = FastPathASGI(app, fast_path)
-    served = TrustedHostsOnly(served, trusted)
-    # HTTP/1.1 answers plain calls inside the protocol; the ASGI layer serves them for HTTP/2
-    # (and for everything with `fast_path_in_protocol` off, which the tests compare against).
-    in_protocol = fast_path if fast_path_in_protocol else None
+    served: Any = TrustedHostsOnly(app, trusted)  # hypercorn types scopes narrower than ASGI dicts
     config = _config(host, port)
     shutdown = trio.Event()
     finished = trio.Event()
@@ -111,7 +111,7 @@ async def serve_http(
             config,
             sockets=sockets,
             shutdown_trigger=shutdown.wait,
-            fast_path=in_protocol,
+            fast_path=fast_path,
             trusted=trusted,
             task_status=task_status,
         )

@@ -10,7 +10,7 @@ nowhere else: an upgrade shows up as one module to re-check.
 Checked against hypercorn 0.18.0 and h11 0.16.0, the versions pyproject.toml pins
 (`hypercorn>=0.18,<0.19`, `h11>=0.16,<0.17`). To upgrade: widen the pin, run tests/mcp (the worker
 parity tests in `test_http_worker.py` run every behaviour against hypercorn's own worker, and
-`test_fast_path.py` compares the in-protocol bytes with the ASGI path's), then update the versions
+`test_fast_path.py` compares the in-protocol bytes with the SDK path's), then update the versions
 here.
 """
 

@@ -3,7 +3,8 @@
 Why: the fast path answers a plain `tools/call` with the exact bytes the SDK would send, so it
 follows the SDK's own rules with the SDK's own helpers: how a 2026-07-28 request is classified
 (`classify_inbound_request`), how a handler's exception becomes a JSON-RPC error
-(`handler_exception_to_error_data`, `modern_error_data`), which protocol versions are modern. The
+(`handler_exception_to_error_data`, `modern_error_data`) and, over Streamable HTTP in the
+2026-07-28 era, an HTTP status (`ERROR_CODE_HTTP_STATUS`), which protocol versions are modern. The
 stdio transport stands in for the SDK's and hands it `SessionMessage`s. These are importable but
 not documented as stable, so they are imported here and nowhere else.
 
@@ -20,12 +21,13 @@ import inspect
 
 from mcp.server import Server
 from mcp.server.runner import modern_error_data
-from mcp.shared.inbound import InboundModernRoute, classify_inbound_request
+from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundModernRoute, classify_inbound_request
 from mcp.shared.jsonrpc_dispatcher import handler_exception_to_error_data
 from mcp.shared.message import SessionMessage
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 __all__ = [
+    "ERROR_CODE_HTTP_STATUS",
     "MODERN_PROTOCOL_VERSIONS",
     "SERVER_TAKES_SCHEMA_LOOKUP",
     "InboundModernRoute",

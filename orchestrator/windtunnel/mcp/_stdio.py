@@ -5,10 +5,11 @@ message adapter and handed to its session; each message the session sends serial
 serializes it), so that one reader sees every incoming line first and one lock orders every
 write:
 
-- a reader thread reads stdin with blocking reads. A plain `tools/call` line that the fast path
-  can answer (`_fast_path_stdio`) it answers itself, when the server answers without Trio
-  (`SyncAnswer`: recorded servers); every other line it hands, unchanged and in order, to Trio,
-  where the fast path answers it for servers that answer on Trio, or the SDK session gets it;
+- a reader thread reads stdin with blocking reads and decides, line by line, whether the fast
+  path answers it (`_fast_path_stdio`: a plain `tools/call` the SDK would serve). It answers
+  those itself when the server answers without Trio (`SyncAnswer`: recorded servers), else has
+  Trio answer them (a mock's async tools, the router's backpressure); every other line it
+  hands, unchanged and in order, to the SDK session on Trio;
 - `Stdout.write_line` writes one whole line at a time, under a lock, for the reader thread and
   for Trio alike (Trio's writes run in worker threads, so a client that stops reading never
   stalls the Trio loop): responses never interleave;
@@ -47,6 +48,7 @@ import structlog
 import trio
 from mcp.server import Server
 
+from ._fast_path import PlainCall
 from ._fast_path_stdio import StdioFastPath
 from ._sdk_internals import SessionMessage
 
@@ -141,14 +143,13 @@ async def serve_fds(
     reader_fd, writer_fd = os.dup(read_fd), os.dup(write_fd)
     stdout = Stdout(writer_fd)
 
-    async def hand_over(line: str) -> bool:
-        """Give `line` to the fast path on Trio, or to the SDK; False once the session is gone."""
+    async def hand_over(line: str, plain: tuple[PlainCall, str] | None) -> bool:
+        """Answer `plain` (the fast path's call in `line`) on Trio, or give `line` to the SDK;
+        False once the session is gone."""
         try:
-            if fast_path is not None and fast_path.now is None:
-                answered = await fast_path.answer(line)
-                if answered is not None:
-                    await stdout.send(answered)
-                    return True
+            if fast_path is not None and plain is not None:
+                await stdout.send(await fast_path.answer(plain))
+                return True
             try:
                 message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
             except Exception as exc:  # the SDK's transport hands these to the session too
@@ -246,11 +247,11 @@ class _Reader:
         fd: int,
         stdout: Stdout,
         fast_path: StdioFastPath | None,
-        hand_over: Callable[[str], Awaitable[bool]],
+        hand_over: Callable[[str, tuple[PlainCall, str] | None], Awaitable[bool]],
     ) -> None:
         self._fd = fd
         self._stdout = stdout
-        self._fast_path = fast_path if fast_path is not None and fast_path.now is not None else None
+        self._fast_path = fast_path
         self._hand_over = hand_over
         self._stopped = False
         self._answering = threading.Lock()
@@ -282,18 +283,19 @@ class _Reader:
             self.done = True
 
     def _line(self, line: str) -> bool:
+        plain = None
         with self._answering:
             if self._stopped:
                 return False
             fast_path = self._fast_path
             if fast_path is not None:
-                answered = fast_path.answer_now(line)
-                if answered is not None:
-                    self._stdout.write_line(answered)
+                plain = fast_path.plain(line)
+                if plain is not None and fast_path.now is not None:
+                    self._stdout.write_line(fast_path.answer_now(plain))
                     fast_path.written()  # listeners hear of the call now, off the client's wait
                     return True
         # Back into the task that started this thread: Trio gets lines in order, one at a time.
-        return trio.from_thread.run(self._hand_over, line)
+        return trio.from_thread.run(self._hand_over, line, plain)
 
 
 def _read(fd: int) -> bytes:
