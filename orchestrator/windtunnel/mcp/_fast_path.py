@@ -34,8 +34,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Collection
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import mcp_types as types
 import msgspec
@@ -71,8 +70,7 @@ _MEMO_MAX_RESULT = 64 * 1024
 _INVALID_RESULT = "Handler returned an invalid result"  # the SDK's words
 
 
-@dataclass(frozen=True, slots=True)
-class PlainCall:
+class PlainCall(NamedTuple):
     """A `tools/call` request whose shape needs nothing from the SDK but its handler."""
 
     id: int | str
@@ -81,8 +79,7 @@ class PlainCall:
     params: dict[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
-class Reply:
+class Reply(NamedTuple):
     """A JSON-RPC response as the SDK writes it, and its error code if it is an error."""
 
     body: bytes

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..trusted_hosts import TrustedHosts
 from ._fast_path_head import NEED_MORE, Head, read_head
@@ -60,8 +59,7 @@ class BodyComplete(Event):
 _BODY_COMPLETE = BodyComplete()
 
 
-@dataclass(frozen=True, slots=True)
-class PlainResponse:
+class PlainResponse(NamedTuple):
     """The response to a plain request: its status, its own headers in the order the app writes
     them (Date and Server follow, as hypercorn adds them), and its body."""
 
