@@ -18,7 +18,7 @@ from windtunnel._gc import YOUNG_THRESHOLD, tune_gc_for_serving
 from windtunnel.actors import JsonLinesSink, PipeWriter
 from windtunnel.actors.sinks import drop_notice
 from windtunnel.calls import MCPCall
-from windtunnel.cli import run_command, serve_command
+from windtunnel.cli import run_main, serve_main
 from windtunnel.cli.main import main
 from windtunnel.mcp import RecordedMCPServer
 
@@ -78,14 +78,14 @@ async def test_wt_serve_tunes_the_collector_once_started(
         printed.append(capsys.readouterr().out)
         frozen.set()
 
-    monkeypatch.setattr(serve_command, "tune_gc_for_serving", freeze)
+    monkeypatch.setattr(serve_main, "tune_gc_for_serving", freeze)
     servers = {"compat": RecordedMCPServer(COMPAT_UNIVERSE, name="compat")}
     args = argparse.Namespace(host="127.0.0.1", port=0, feed_port=None)
     stderr = PipeWriter(2, notice=drop_notice)
     sink = JsonLinesSink(io.StringIO())
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(serve_command._serve_http, servers, args, sink, stderr)
+            nursery.start_soon(serve_main._serve_http, servers, args, sink, stderr)
             await frozen.wait()
             os.kill(os.getpid(), signal.SIGTERM)  # `wt serve` stops on it, as on Ctrl-C
     assert stderr.close(deadline_s=5)
@@ -102,7 +102,7 @@ def test_wt_run_tunes_the_collector_before_the_units_run(
     def tune() -> None:
         seen.append((run_dir / "results.jsonl").exists())
 
-    monkeypatch.setattr(run_command, "tune_gc_for_serving", tune)
+    monkeypatch.setattr(run_main, "tune_gc_for_serving", tune)
     (tmp_path / "crm.universe.json").write_bytes(COMPAT_UNIVERSE.read_bytes())
     (tmp_path / "pack.toml").write_text(
         '[pack]\nname = "gc"\n[[scenario]]\nname = "one"\ntask = "t"\n'

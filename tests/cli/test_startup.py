@@ -98,6 +98,25 @@ def test_help_loads_no_command(tmp_path: Path) -> None:
     assert loaded & HEAVY == set()
 
 
+@pytest.mark.parametrize("name", ["serve", "run", "record"])
+def test_the_help_of_a_serving_command_loads_its_options_only(tmp_path: Path, name: str) -> None:
+    """`wt serve|run|record --help` (and a usage error) parse the options without loading the
+    work behind them: `run_later` imports the `*_main` module only when the command runs."""
+    report = tmp_path / "loaded.json"
+    code = (
+        "import json, sys\n"
+        "from windtunnel.cli.main import build_parser\n"
+        f"build_parser([{name!r}, '--help']).format_help()\n"
+        f"json.dump(sorted(sys.modules), open({str(report)!r}, 'w'))\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    loaded = set(json.loads(report.read_text()))
+    assert f"windtunnel.cli.{commands.COMMANDS[name].module}" in loaded
+    assert {module for module in loaded if module.endswith("_main")} == set()
+    assert {module.split(".")[0] for module in loaded} & HEAVY == set()
+    assert {module for module in loaded if module.startswith("windtunnel.")} & HEAVY == set()
+
+
 def test_help_lists_every_command_with_its_summary(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exited:
         main(["--help"])

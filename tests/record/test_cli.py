@@ -16,7 +16,7 @@ from tests.processes import WT, read_until
 from tests.record.sdk_upstream import SECRET
 from tests.record.upstreams import SDK_UPSTREAM, sdk_http_upstream
 from windtunnel.cli.main import main
-from windtunnel.cli.record_command import UpstreamSpec, parse_record_upstreams
+from windtunnel.cli.record_main import UpstreamSpec, parse_record_upstreams
 from windtunnel.universe import load_universe
 
 

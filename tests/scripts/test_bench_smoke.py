@@ -269,6 +269,8 @@ def test_quick_startup_reports_every_command_on_both_caches(tmp_path: Path) -> N
         "wt explain",
         "wt plan",
         "wt serve --help",
+        "wt run --help",
+        "wt record --help",
     }
     for cache in ("cached_ms", "cold_ms"):
         assert set(data[cache]) == names

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import Literal
 
 from ..errors import ConfigError
 from ..scale.shards import ShardSpec, parse_shard
 
-__all__ = ["positive_count", "shard_argument"]
+__all__ = ["Jobs", "jobs_argument", "positive_count", "shard_argument"]
+
+Jobs = int | Literal["auto"]
 
 
 def shard_argument(text: str) -> ShardSpec:
@@ -27,3 +30,13 @@ def positive_count(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {text!r}")
     return value
+
+
+def jobs_argument(text: str) -> Jobs:
+    """argparse type of `-j`: `auto` or a count of at least 1."""
+    if text == "auto":
+        return "auto"
+    try:
+        return positive_count(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected auto or a number >= 1, got {text!r}") from None

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import argparse
 import importlib
-from collections.abc import Container, Sequence
+from collections.abc import Callable, Container, Sequence
 from typing import NamedTuple
 
-__all__ = ["COMMANDS", "add_commands", "chosen_command", "command_help"]
+__all__ = ["COMMANDS", "add_commands", "chosen_command", "command_help", "run_later"]
 
 
 class Command(NamedTuple):
@@ -93,3 +93,14 @@ def add_commands(
             getattr(module, command.register)(sub)
         else:
             sub.add_parser(name, help=command.help)
+
+
+def run_later(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """A command's run function, imported from `module` of this package when the command runs:
+    parsing its options (`--help`, a usage error) loads none of its work."""
+
+    def run(args: argparse.Namespace) -> int:
+        ran: int = getattr(importlib.import_module(f"{__package__}.{module}"), function)(args)
+        return ran
+
+    return run

@@ -10,7 +10,6 @@ import shutil
 import signal
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 import trio
 
@@ -30,54 +29,15 @@ from ..scale.merge import EVENTS_FILE, MERGE_FILE, merge_runs
 from ..scale.ray_executor import ShardJob, import_ray, ray_cpus, run_ray_shards
 from ..scale.shard_run import finished_units, prepare_shard
 from ..scale.shards import ShardSpec, shard_dirname, shard_from_dirname
-from .argument_types import positive_count, shard_argument
+from .argument_types import Jobs
 
 __all__ = [
-    "add_scale_arguments",
-    "jobs_argument",
     "run_workers",
     "shard_options",
     "wants_workers",
 ]
 
 SHARDS_DIR = "shards"
-Jobs = int | Literal["auto"]
-
-
-def jobs_argument(text: str) -> Jobs:
-    """argparse type of `-j`: `auto` or a count of at least 1."""
-    if text == "auto":
-        return "auto"
-    try:
-        return positive_count(text)
-    except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected auto or a number >= 1, got {text!r}") from None
-
-
-def add_scale_arguments(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("past one process (docs/scale.md)")
-    group.add_argument(
-        "--shard",
-        type=shard_argument,
-        metavar="i/N",
-        help="run only shard i of N (1-based; units assigned by a stable hash of their id)",
-    )
-    group.add_argument(
-        "-j",
-        "--jobs",
-        type=jobs_argument,
-        metavar="auto|N",
-        help="run N shards in parallel and merge them (auto: one per core, or per Ray CPU)",
-    )
-    group.add_argument(
-        "--executor",
-        choices=["local", "ray"],
-        default="local",
-        help="where -j shards run: local worker processes (default) or Ray tasks",
-    )
-    group.add_argument(
-        "--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)"
-    )
 
 
 def _local_jobs(jobs: Jobs | None) -> int:

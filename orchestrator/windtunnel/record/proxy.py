@@ -36,6 +36,7 @@ from ..universe import UniverseTool
 from .build import Recording, RecordingBuilder, redacted_calls, universe_tools
 from .http_front import LinkApp, ReverseProxyApp
 from .http_link import HTTPLink
+from .limits import DEFAULT_TIMEOUT_S
 from .link import Link, UpstreamFailure
 from .redact import RedactionRules, Redactor
 from .saving import save_recording
@@ -43,9 +44,7 @@ from .stdio_front import serve_link_stdio
 from .stdio_link import StdioLink
 from .tap import SessionTap
 
-__all__ = ["DEFAULT_TIMEOUT_S", "RecordingProxy", "is_url"]
-
-DEFAULT_TIMEOUT_S = 60.0
+__all__ = ["RecordingProxy", "is_url"]
 
 
 def is_url(upstream: str | Sequence[str]) -> bool:

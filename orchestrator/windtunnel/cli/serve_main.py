@@ -1,0 +1,240 @@
+"""`wt serve`: serve universes as MCP servers until Ctrl-C or SIGTERM (options: `serve_command`)."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import signal
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import trio
+
+from .._gc import tune_gc_for_serving
+from ..actors import JsonLinesSink, PipeSink, PipeTextStream, PipeWriter, Sink, open_fleet
+from ..actors.sinks import drop_notice
+from ..actors.stdio_events import StdioEvents
+from ..agents.base import mcp_config
+from ..errors import ConfigError
+from ..line_format import LineRenderer, line_renderer
+from ..mcp.recorded import RecordedMCPServer, upstream_name
+from ..miss_answers import SynthesizeHook
+from .logs import configure_logging, line_style
+
+__all__ = ["load_hook", "parse_upstreams", "run_serve"]
+
+STDERR_DRAIN_S = 2.0
+"""How long a stopping `wt serve` waits for its last stderr lines to be read."""
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""Each stops `wt serve` cleanly: a terminal closing (SIGHUP) as much as Ctrl-C or a client's
+SIGTERM."""
+
+
+def parse_upstreams(specs: list[str]) -> list[tuple[str, str]]:
+    """`crm=crm.universe.json` or a bare path (named after the file); names must be unique."""
+    pairs: list[tuple[str, str]] = []
+    for spec in specs:
+        name, sep, path = spec.partition("=")
+        if not sep:
+            name, path = upstream_name(spec), spec
+        if not name or not path:
+            raise ConfigError(f"expected FILE or NAME=FILE, got {spec!r}", file="<command line>")
+        if any(name == other for other, _ in pairs):
+            raise ConfigError(
+                f"upstream name {name!r} is used twice; name them with NAME=FILE",
+                file="<command line>",
+            )
+        pairs.append((name, path))
+    return pairs
+
+
+def load_hook(spec: str | None) -> SynthesizeHook | None:
+    """Import the user's own hook: `package.module:function`."""
+    if spec is None:
+        return None
+    module_name, sep, attribute = spec.partition(":")
+    if not sep or not module_name or not attribute:
+        raise ConfigError(f"expected MODULE:FUNCTION, got {spec!r}", file="--synthesize")
+    try:
+        hook: Any = getattr(importlib.import_module(module_name), attribute)
+    except (ImportError, AttributeError) as exc:
+        raise ConfigError(f"cannot import {spec!r}: {exc}", file="--synthesize") from None
+    if not callable(hook):
+        raise ConfigError(f"{spec!r} is not callable", file="--synthesize")
+    return hook  # type: ignore[no-any-return]
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    pairs = parse_upstreams(args.files)
+    hook = load_hook(args.synthesize)
+    if args.stdio:
+        _check_stdio_options(args, pairs)
+    if args.port and len(pairs) != 1:
+        raise ConfigError("--port needs exactly one universe", file="<command line>")
+    held = _HeldSignals()
+    # Events and log lines share stderr and one line style (`line_format`).
+    style = line_style(args.log_format)
+    render = line_renderer(style, colors=sys.stderr.isatty())
+    with _stderr_writer(render) as stderr, _event_sink(args.events, stderr, render) as sink:
+        # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
+        configure_logging(fmt=style, stream=PipeTextStream(stderr))
+        servers = {
+            name: RecordedMCPServer(path, name=name, synthesize=hook, fast_path=args.fast_path)
+            for name, path in pairs
+        }
+        # From here a stop signal stops serving and the teardown (the last events, the stderr
+        # lines) runs to its end; before, while universes load, it ends the process at once.
+        held.start()
+        try:
+            if args.stdio:
+                _run_stdio(next(iter(servers.values())), sink, held)
+            else:
+                trio.run(_serve_http, servers, args, sink, stderr, held)
+        finally:
+            held.ignore()
+        return 0
+
+
+class _HeldSignals:
+    """Stop signals held instead of dying of them, once `start`ed, until the process exits.
+
+    Trio listens for them while it serves and restores the handler it found when it stops. With
+    the default one, a client's SIGTERM that lands just after stdin closed (as MCP clients shut
+    a server down) would kill the process in the middle of its teardown, or turn a clean stop
+    into a death by signal; held, the teardown finishes and the exit code is 0. One that came
+    before serving began stops it as soon as it starts. Once serving is over they are ignored:
+    the process is stopping already, and Python's own exit puts back the default handler in place
+    of a Python one (a signal then would still kill it). They are not put back: `wt serve` exits
+    right after.
+    """
+
+    def __init__(self) -> None:
+        self.received: int | None = None
+
+    def start(self) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, self._hold)
+
+    def _hold(self, signum: int, frame: object) -> None:
+        self.received = signum
+
+    def ignore(self) -> None:
+        for signum in STOP_SIGNALS:
+            signal.signal(signum, signal.SIG_IGN)
+
+
+@contextmanager
+def _event_sink(path: str | None, stderr: PipeWriter, render: LineRenderer) -> Iterator[Sink]:
+    """Events go to `--events FILE` when given (every one kept), else to stderr (lossy)."""
+    if path is None:
+        yield PipeSink(stderr, render)
+        return
+    try:
+        events = open(path, "a", encoding="utf-8")  # noqa: SIM115  # closed below
+    except OSError as exc:
+        raise ConfigError(f"cannot open for writing: {exc.strerror}", file=path) from None
+    with events:
+        yield JsonLinesSink(events)
+
+
+@contextmanager
+def _stderr_writer(render: LineRenderer) -> Iterator[PipeWriter]:
+    """stderr behind a `PipeWriter`: an agent that pipes it and never reads it must not stall
+    the servers. Closing waits a bounded time for the last lines (and the drop count)."""
+    try:
+        fd = sys.stderr.fileno()
+    except (AttributeError, ValueError, OSError):
+        fd = 2  # sys.stderr was swapped for an object without a descriptor
+    sys.stderr.flush()
+    writer = PipeWriter(fd, notice=lambda count: drop_notice(count, render))
+    try:
+        yield writer
+    finally:
+        writer.close(deadline_s=STDERR_DRAIN_S)
+
+
+def _check_stdio_options(args: argparse.Namespace, pairs: list[tuple[str, str]]) -> None:
+    """Refuse what stdio cannot honour: one universe, and no address or event feed to bind."""
+    if len(pairs) != 1:
+        raise ConfigError("--stdio serves exactly one universe", file="<command line>")
+    given = [
+        option
+        for option, value in (
+            ("--host", args.host),
+            ("--port", args.port),
+            ("--feed-port", args.feed_port),
+        )
+        if value is not None
+    ]
+    if given:
+        raise ConfigError(
+            f"--stdio speaks MCP on stdin/stdout and binds no socket: drop {', '.join(given)}",
+            file="<command line>",
+        )
+
+
+def _run_stdio(server: RecordedMCPServer, sink: Sink, held: _HeldSignals) -> None:
+    """Serve over stdio with the same events as over HTTP (there is no router: see
+    `StdioEvents`)."""
+    events = StdioEvents(sink, upstream=server.name)
+    server.log_events = False
+    server.add_listener(events.call)
+    tune_gc_for_serving()
+    events.started()
+    error = None
+    try:
+        trio.run(_serve_stdio, server, held)
+    except BaseException as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        events.stopped(error=error)
+
+
+async def _serve_stdio(server: RecordedMCPServer, held: _HeldSignals) -> None:
+    """Until stdin closes, or a signal: the same clean stop as over HTTP."""
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        if held.received is not None:
+            return  # stopped before it started
+        async with trio.open_nursery() as nursery:
+
+            async def stop_on_signal() -> None:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+
+            nursery.start_soon(stop_on_signal)
+            await server.serve_stdio()
+            nursery.cancel_scope.cancel()
+
+
+async def _serve_http(
+    servers: dict[str, RecordedMCPServer],
+    args: argparse.Namespace,
+    events: Sink,
+    stderr: PipeWriter,
+    held: _HeldSignals | None = None,
+) -> None:
+    with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
+        if held is not None and held.received is not None:
+            return  # stopped before it started
+        async with open_fleet(
+            pack="serve",
+            sinks=[events],
+            host=args.host or "127.0.0.1",
+            feed_port=args.feed_port,
+            call_events=True,
+        ) as fleet:
+            ports = {name: args.port or 0 for name in servers}
+            async with fleet.scenario("serve", servers, ports=ports) as run:
+                if len(run.urls) == 1:
+                    print(next(iter(run.urls.values())), flush=True)
+                else:
+                    print(json.dumps(mcp_config(run.urls), indent=2), flush=True)
+                if fleet.feed is not None:
+                    stderr.offer(f"event feed: {fleet.feed.url}\n".encode())
+                tune_gc_for_serving()
+                async for _ in signals:
+                    break
