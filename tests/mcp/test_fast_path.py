@@ -232,10 +232,13 @@ async def test_plain_calls_for_another_path_are_refused() -> None:
         await _http.serve_http(sdk, fast_path=plain)
 
 
-def era_exchanges(era: str) -> list[tuple[bytes, dict[str, str]]]:
-    """Every call of `CALLS` as one era's client sends it."""
+def era_exchanges(
+    era: str, calls: list[tuple[str, dict[str, Any]]], first_id: int = 0
+) -> list[tuple[bytes, dict[str, str]]]:
+    """`calls` as one era's client sends them, numbered from `first_id` (a non-ASCII string id
+    in the 2026-07-28 era)."""
     out = []
-    for i, (tool, args) in enumerate(CASES):
+    for i, (tool, args) in enumerate(calls, start=first_id):
         if era == "legacy":
             headers = {**BASE, "MCP-Protocol-Version": "2025-11-25"}
             out.append((json.dumps(call(i, tool, args)).encode(), headers))
@@ -258,18 +261,9 @@ async def test_every_result_and_error_is_answered_like_the_sdk(tmp_path: Path, e
     (which 2026-07-28 maps to an HTTP status) and a mock's tool that fails with non-ASCII text."""
     path = tmp_path / "fast.universe.json"
     path.write_text(json.dumps(UNIVERSE))
-    exchanges = era_exchanges(era)
+    exchanges = era_exchanges(era, CASES)
     mock_calls = [("refused", {}), ("crashed", {}), ("unicode", {"name": "Zoë"})]
-    mock_exchanges = []
-    for i, (tool, args) in enumerate(mock_calls):
-        body, headers = era_exchanges(era)[0]
-        message = json.loads(body)
-        message["id"] = f"mock-{i}" if era == "modern" else 100 + i
-        message["params"]["name"] = tool
-        message["params"]["arguments"] = args
-        if "Mcp-Name" in headers:
-            headers = {**headers, "Mcp-Name": tool}
-        mock_exchanges.append((json.dumps(message).encode(), headers))
+    mock_exchanges = era_exchanges(era, mock_calls, first_id=100)
     runs = {}
     with trio.fail_after(60):
         for fast in (True, False):
