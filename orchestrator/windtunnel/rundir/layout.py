@@ -112,8 +112,8 @@ def open_for_reading(path: Path) -> int | None:
     link or anything but a regular file in its place is an `InputError` naming it."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | os.O_CLOEXEC)
-    except FileNotFoundError:
-        return None
+    except (FileNotFoundError, NotADirectoryError):
+        return None  # a run directory not made yet (or not makeable: said when it is made)
     except OSError as exc:
         if os.path.islink(path):
             raise InputError(
