@@ -114,7 +114,8 @@ def atomic_stream(
             file=os.fspath(tmp),
         ) from None
     except OSError as exc:
-        raise _cannot_write(exc, tmp, error) from None
+        # A link planted at the temporary name is named; any other failure is the target's.
+        raise _cannot_write(exc, tmp if exc.errno == errno.ELOOP else target, error) from None
     written = False
     try:
         with open(fd, "wb") as f:
