@@ -18,7 +18,7 @@ import stat
 from pathlib import Path
 
 from ..errors import InputError
-from ..input_files import input_limit
+from ..input_files import LINK_REFUSED, file_kind, read_input
 
 __all__ = [
     "EVENTS_FILE",
@@ -107,24 +107,22 @@ def ensure_dir(path: Path, *, create: bool = True) -> None:
         raise InputError("is not a directory", file=os.fspath(path))
 
 
-def open_for_reading(path: Path) -> int | None:
+def open_for_reading(path: Path, *, what: str) -> int | None:
     """A descriptor reading the regular file `path`, or None when there is none; a symbolic
-    link or anything but a regular file in its place is an `InputError` naming it."""
+    link or anything but a regular file in its place is an `InputError` naming it (`what`
+    names its role, as `read_input` does)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | os.O_CLOEXEC)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | _NOFOLLOW | os.O_CLOEXEC | os.O_NOCTTY)
     except (FileNotFoundError, NotADirectoryError):
         return None  # a run directory not made yet (or not makeable: said when it is made)
     except OSError as exc:
         if os.path.islink(path):
-            raise InputError(
-                "is a symbolic link, not a regular file: a run directory's files are its own",
-                file=os.fspath(path),
-            ) from None
+            raise InputError(LINK_REFUSED, file=os.fspath(path)) from None
         raise InputError(f"cannot read: {exc.strerror or exc}", file=os.fspath(path)) from None
     info = os.fstat(fd)
     if not stat.S_ISREG(info.st_mode):
         os.close(fd)
-        raise InputError("is not a regular file", file=os.fspath(path))
+        raise InputError(f"is {file_kind(info.st_mode)}, expected {what}", file=os.fspath(path))
     os.set_blocking(fd, True)
     return fd
 
@@ -133,26 +131,15 @@ def read_run_file(path: Path, *, what: str) -> bytes | None:
     """The bytes of the run directory's regular file `path` (at most `input_limit()`), or None
     when there is none; a link, anything but a regular file, or a file too large is an
     `InputError` naming it (`what` names its role)."""
-    fd = open_for_reading(path)
-    if fd is None:
+    if not os.path.lexists(path):
         return None
-    cap = input_limit()
-    try:
-        with open(fd, "rb") as f:
-            data = f.read(cap + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror or exc}", file=os.fspath(path)) from None
-    if len(data) > cap:
-        raise InputError(
-            f"is larger than {cap:,} bytes, too large for {what}", file=os.fspath(path)
-        )
-    return data
+    return read_input(path, what=what, nofollow=True)
 
 
 def has_results(root: str | os.PathLike[str]) -> bool:
     """Whether the run directory `root` holds a non-empty `results.jsonl` (a link planted in
     its place is an `InputError` naming it)."""
-    fd = open_for_reading(run_path(root, RESULTS_FILE))
+    fd = open_for_reading(run_path(root, RESULTS_FILE), what="a results file")
     if fd is None:
         return False
     try:

@@ -295,7 +295,7 @@ def iter_rows(run_dir: str | os.PathLike[str]) -> Iterator[tuple[int, Trace]]:
     """(byte offset, row) of every complete line of `results.jsonl`, in file order, one at a
     time; a rerun's unit appears once per line. A bad line is an `InputError`."""
     path = run_path(run_dir, RESULTS_FILE)
-    fd = open_for_reading(path)
+    fd = open_for_reading(path, what="a results file")
     if fd is None:
         return
     with open(fd, "rb") as f:
@@ -315,7 +315,7 @@ def iter_rows(run_dir: str | os.PathLike[str]) -> Iterator[tuple[int, Trace]]:
 def _lines_at(run_dir: Path, offsets: Iterable[int]) -> Iterator[Trace]:
     """The rows of `results.jsonl` starting at each of `offsets`, in that order."""
     path = run_path(run_dir, RESULTS_FILE)
-    fd = open_for_reading(path)
+    fd = open_for_reading(path, what="a results file")
     if fd is None:
         raise InputError("no such file", file=os.fspath(path))
     with open(fd, "rb") as f:
