@@ -69,6 +69,12 @@ def _plant_code(directory: Path, marker: Path) -> None:
         ("evil:PACK", "{run}", False, "cannot be found outside the run directory"),
         ("evilpkg.sub:PACK", "{run}", False, "cannot be found outside the run directory"),
         ("evil:PACK", "{tmp}/elsewhere", True, "cannot be found outside the run directory"),
+        (
+            "linkedpkg.sub:PACK",
+            "{tmp}/mods",
+            False,
+            "would be imported from inside the run directory",
+        ),
         ("{run}/pack.toml", "{tmp}", False, "is inside the run directory"),
     ],
     ids=[
@@ -77,6 +83,7 @@ def _plant_code(directory: Path, marker: Path) -> None:
         "module-cwd-run",
         "package-cwd-run",
         "module-process-in-run",
+        "package-linked-into-run",
         "toml-in-run",
     ],
 )
@@ -93,13 +100,16 @@ def test_score_never_imports_code_from_the_run_directory(
     problem: str,
 ) -> None:
     """A `pack.json` naming code shipped in the run directory (a file, a module found from the
-    recorded working directory or from the current one, a package, a TOML pack there): exit 2
-    with one line saying why, and the planted code never ran."""
+    recorded working directory or from the current one, a package, a package outside that is a
+    link into the run, a TOML pack there): exit 2 with one line saying why, and the planted code
+    never ran."""
     pack, run = finished_run
     marker = tmp_path / "marker"
     _plant_code(run, marker)
     (run / "pack.toml").write_bytes(pack.read_bytes())
     (tmp_path / "link.py").symlink_to(run / "evil.py")
+    (tmp_path / "mods").mkdir()
+    (tmp_path / "mods" / "linkedpkg").symlink_to(run / "evilpkg")
     spec = spec.format(run=run, tmp=tmp_path)
     _record_pack(run, spec, Path(recorded_cwd.format(run=run, tmp=tmp_path)))
     if chdir_into_run:

@@ -141,15 +141,16 @@ def resolve_pack_ref(run_dir: Path) -> RecordedPack:
         return RecordedPack(
             spec=spec, kind="file", location=os.path.realpath(module), search_path=search
         )
-    found = _locate_module(module, search, inside)
-    if found is None:
+    places = _module_places(module, search)
+    if places is None:
         raise refuse(
             "cannot be found outside the run directory (its working directory and any "
             "sys.path entry inside the run are not searched)"
         )
-    if found is _IN_RUN:
+    if any(inside.holds(place) for place in places):
         raise refuse("would be imported from inside the run directory")
-    return RecordedPack(spec=spec, kind="module", location=found, search_path=search)
+    location = os.path.realpath(places[-1]) if places else module
+    return RecordedPack(spec=spec, kind="module", location=location, search_path=search)
 
 
 def _search_path(recorded_cwd: str, inside: _RunDir) -> tuple[str, ...]:
@@ -163,15 +164,12 @@ def _search_path(recorded_cwd: str, inside: _RunDir) -> tuple[str, ...]:
     return tuple(entries)
 
 
-_IN_RUN = "\0in the run directory"
-
-
-def _locate_module(name: str, search: Sequence[str], inside: _RunDir) -> str | None:
-    """Where `name` would be imported from on `search`, found without running any code (each
-    package's `__init__` is located, not imported); `_IN_RUN` when any part of it lies in the
-    run directory, None when it cannot be found."""
+def _module_places(name: str, search: Sequence[str]) -> list[str] | None:
+    """Every file and directory importing `name` from `search` would read (each package on
+    the way, then the module: its file last), found without running any code; None when it
+    cannot be found."""
+    places: list[str] = []
     locations: list[str] = list(search)
-    location = ""
     parts = name.split(".")
     for index in range(len(parts)):
         full = ".".join(parts[: index + 1])
@@ -183,13 +181,11 @@ def _locate_module(name: str, search: Sequence[str], inside: _RunDir) -> str | N
         )
         if spec is None:
             return None
-        origin = spec.origin if spec.has_location and spec.origin else ""
-        places = [origin, *(spec.submodule_search_locations or [])]
-        if any(place and inside.holds(place) for place in places):
-            return _IN_RUN
-        location = origin or next(iter(spec.submodule_search_locations or []), "")
         locations = list(spec.submodule_search_locations or [])
-    return os.path.realpath(location) if location else name
+        places.extend(locations)
+        if spec.has_location and spec.origin:
+            places.append(spec.origin)
+    return places
 
 
 @contextlib.contextmanager
