@@ -29,6 +29,7 @@ from ..record.build import Recording
 from ..record.proxy import RecordingProxy, is_url
 from ..record.redact import RedactionRules, load_rules_file, parse_rule
 from ..record.saving import save_recording, write_atomically
+from ..terminal_text import escape_terminal
 from .logs import configure_logging
 from .record_command import add_record_options
 from .universe_commands import KIND_TEXT
@@ -96,16 +97,38 @@ def _starts_upstream(word: str) -> bool:
 
 _LAUNCHERS = re.compile(r"^(?:npx|uvx|uv|node|bunx|bun|deno|python[0-9.]*|pipx)$")
 """Programs that run the server named in their arguments: the name comes from those."""
+_SCRIPTS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+"""A script of a JavaScript package: named after the package (its nearest package.json), as
+`npx PACKAGE` is, not after its file (`dist/index.js` is every package's `index`)."""
+_PACKAGE_JSON_LIMIT = 1024 * 1024
 
 
 def _command_name(command: list[str]) -> str:
-    """`npx -y @modelcontextprotocol/server-filesystem /tmp` -> `server-filesystem`."""
+    """`npx -y @modelcontextprotocol/server-filesystem /tmp` -> `server-filesystem`;
+    `node .../server-everything/dist/index.js` -> `server-everything`."""
     words = command[1:] if _LAUNCHERS.match(Path(command[0]).name) else command
     for word in words:
         if not word.startswith("-") and word != "run":
-            stem = word.rstrip("/").rsplit("/", 1)[-1].split("@", 1)[0].split(".", 1)[0]
+            package = _package_name(word) if word.endswith(_SCRIPTS) else None
+            name = package or word
+            stem = name.rstrip("/").rsplit("/", 1)[-1].split("@", 1)[0]
+            stem = stem if package else stem.split(".", 1)[0]
             return re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or "upstream"
     return "upstream"
+
+
+def _package_name(script: str) -> str | None:
+    """The `name` in the package.json nearest above `script`, if there is a readable one."""
+    for directory in Path(script).resolve().parents:
+        manifest = directory / "package.json"
+        try:
+            if not manifest.is_file() or manifest.stat().st_size > _PACKAGE_JSON_LIMIT:
+                continue
+            name = json.loads(manifest.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return name if isinstance(name, str) and name.strip("@/") else None
+    return None
 
 
 def run_record(args: argparse.Namespace) -> int:
@@ -275,6 +298,12 @@ def _counts(recordings: dict[str, Recording]) -> str:
 
 
 def _report(name: str, path: Path, recording: Recording, proxy: RecordingProxy) -> None:
+    """The summary: tool names, methods and JSON paths come from the upstream, so every line is
+    redacted (what the recording knows to be secret) and escaped (terminal control bytes)."""
+
+    def say(line: str) -> None:
+        print(escape_terminal(proxy.redactor.printable(line)), file=sys.stderr)
+
     universe = recording.universe
     tap = proxy.tap
     sequence = [tool.name for tool in universe.tools if tool.mode == "sequence"]
@@ -284,31 +313,23 @@ def _report(name: str, path: Path, recording: Recording, proxy: RecordingProxy) 
     )
     if sequence:
         line += f" (sequence mode: {', '.join(sequence)})"
-    print(line, file=sys.stderr)
+    say(line)
     if recording.redacted:
         rules = ", ".join(f"{rule} {count}" for rule, count in recording.redacted.items())
         distinct = sum(recording.redacted.values())
-        print(f"{name}: redacted {distinct} distinct value(s): {rules}", file=sys.stderr)
+        say(f"{name}: redacted {distinct} distinct value(s): {rules}")
+    for rule in proxy.redactor.unmatched():
+        say(f"{name}: --redact {rule} matched nothing")
     if tap.failed_calls:
-        print(
-            f"{name}: {tap.failed_calls} call(s) answered with a JSON-RPC error are in the log "
-            "only",
-            file=sys.stderr,
-        )
+        failed = tap.failed_calls
+        say(f"{name}: {failed} call(s) answered with a JSON-RPC error are in the log only")
     unanswered = tap.unanswered()
     if unanswered:
-        print(
-            f"{name}: {len(unanswered)} request(s) never answered: {', '.join(unanswered)}",
-            file=sys.stderr,
-        )
+        say(f"{name}: {len(unanswered)} request(s) never answered: {', '.join(unanswered)}")
     if recording.unlisted_tools:
-        print(
+        say(
             f"{name}: tools called but never listed (declared with an open schema): "
-            f"{', '.join(recording.unlisted_tools)}",
-            file=sys.stderr,
+            f"{', '.join(recording.unlisted_tools)}"
         )
     for json_path, kind in recording.secrets_left:
-        print(
-            f"{path}: warning: {json_path} looks like {KIND_TEXT.get(kind, kind)}; redact it",
-            file=sys.stderr,
-        )
+        say(f"{path}: warning: {json_path} looks like {KIND_TEXT.get(kind, kind)}; redact it")

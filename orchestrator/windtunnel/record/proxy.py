@@ -73,6 +73,7 @@ class RecordingProxy(MCPServer):
         self.name = name
         self.timeout_s = timeout_s
         self.redactor = Redactor(redact or RedactionRules())
+        self.redactor.see_upstream(self.upstream)
         self.tap = SessionTap(upstream=name)
         self.tap.on_change = self._changed
         self._builder = RecordingBuilder(self.tap, self.redactor)
@@ -87,8 +88,17 @@ class RecordingProxy(MCPServer):
 
     @property
     def source(self) -> str:
-        """The upstream as the user named it: its URL or its command line."""
-        return self.upstream if isinstance(self.upstream, str) else " ".join(self.upstream)
+        """The upstream's URL or command line as written and printed: redacted, and with a URL's
+        userinfo, query values and fragment masked."""
+        return self.redactor.printable_upstream(self.upstream)
+
+    def printable(self, text: str) -> str:
+        """Text about the upstream (an error, an HTTP error body) made fit to print and to hand
+        the agent: every secret the recording knows, or the rules find in it, replaced; URLs
+        masked."""
+        self._builder.see_new()
+        self.redactor.see_text(text)
+        return self.redactor.printable(text)
 
     def rename(self, name: str) -> None:
         self.name = name
@@ -148,7 +158,13 @@ class RecordingProxy(MCPServer):
 
     def _link(self) -> Link:
         if isinstance(self.upstream, str):
-            return HTTPLink(self.name, self.upstream, tap=self.tap, timeout_s=self.timeout_s)
+            return HTTPLink(
+                self.name,
+                self.upstream,
+                tap=self.tap,
+                timeout_s=self.timeout_s,
+                printable=self.printable,
+            )
         return StdioLink(self.name, self.upstream, tap=self.tap, timeout_s=self.timeout_s)
 
     async def serve(
@@ -179,6 +195,7 @@ class RecordingProxy(MCPServer):
                             self.upstream,
                             tap=self.tap,
                             timeout_s=self.timeout_s,
+                            printable=self.printable,
                         )
                         await nursery.start(app.run)
                     else:
@@ -217,7 +234,7 @@ class RecordingProxy(MCPServer):
         try:
             await link.run(task_status=task_status)
         except UpstreamFailure as exc:
-            raise ServerError(f"upstream {self.name!r} {exc}") from None
+            raise ServerError(f"upstream {self.name!r} {self.printable(str(exc))}") from None
 
     async def _report(self) -> None:
         async for call in self._reports_out:

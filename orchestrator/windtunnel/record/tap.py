@@ -68,14 +68,24 @@ class SessionTap:
     """Told of every change: with the call it completed, or None for a new tool list."""
     _pending: dict[tuple[str, bytes], _Pending] = field(default_factory=dict)
 
-    def observe(self, direction: str, message: dict[str, Any]) -> MCPCall | None:
-        """Take one message; return the call it completed, if it answered a `tools/call`."""
+    def observe(
+        self, direction: str, message: dict[str, Any], *, in_reply_to: Any = None
+    ) -> MCPCall | None:
+        """Take one message; return the call it completed, if it answered a `tools/call`.
+
+        `in_reply_to` is the id of the request this message came back to, when the transport
+        says (the answer to an HTTP POST of one request): an error with `id: null` (the upstream
+        could not tell the id, e.g. a handshake-era server refusing `server/discover`) then
+        answers that request."""
         now = time.time()
         self.log.append(LogRecord(ts=now, conn=self.upstream, dir=direction, msg=message))
         method = message.get("method")
-        if "id" not in message or not _hashable_id(message["id"]):
+        message_id = message.get("id")
+        if message_id is None and "error" in message and method is None:
+            message_id = in_reply_to
+        if message_id is None or not _hashable_id(message_id):
             return None
-        key = msgspec.json.encode(message["id"])
+        key = msgspec.json.encode(message_id)
         if isinstance(method, str):
             self._pending[(direction, key)] = _Pending(method, message.get("params"), now)
             return None
