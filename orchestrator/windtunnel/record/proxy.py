@@ -132,10 +132,14 @@ class RecordingProxy(MCPServer):
         tools, _ = universe_tools(listed, calls)
         return tools
 
-    def recording(self, *, with_log: bool = True) -> Recording:
-        """The universe (and capture log lines) as they would be written now."""
+    def recording(self, *, with_log: bool = True, find_secrets: bool = True) -> Recording:
+        """The universe (and capture log lines) as they would be written now; `secrets_left`
+        unless `find_secrets` is false."""
         return self._builder.build(
-            source=self.source, started_at=self.started_at, with_log=with_log
+            source=self.source,
+            started_at=self.started_at,
+            with_log=with_log,
+            find_secrets=find_secrets,
         )
 
     def save(
