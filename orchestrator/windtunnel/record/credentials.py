@@ -3,7 +3,8 @@
 `wt record` writes the upstream's URL or command line into the universe (`meta.upstream.source`)
 and prints it in errors ("cannot be reached at ..."). A URL's userinfo, query values and fragment
 are credentials often enough (`https://user:pass@host/`, `.../mcp?token=sk-live-...`) that they
-are always masked in what is written or printed (`mask_url`, `mask_urls_in`), rule or no rule:
+are always masked in what is written or printed (any scheme: `postgres://user:pass@db` on a
+command line too) (`mask_url`, `mask_urls_in`), rule or no rule:
 nobody can tell a token from `format=json`, and a serious tool never writes a URL credential.
 `url_secrets` and `option_secrets` find the values `--redact` key rules name (a query parameter
 or a `--NAME VALUE` option), so the redactor can replace them everywhere else too. Pure: no I/O.
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Sequence
-from urllib.parse import parse_qsl, unquote, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, unquote
 
 __all__ = [
     "MASK",
@@ -29,7 +30,10 @@ MASK = "[REDACTED]"
 """What a URL credential becomes when no rule gave it a numbered placeholder."""
 
 _PLACEHOLDER = re.compile(r"\[REDACTED(?::\d+)?\]")
-_URL = re.compile(r"\bhttps?://[^\s'\"<>]+", re.IGNORECASE)
+_URL = re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s'\"<>]*[^\s'\"<>.,:;!?)]")
+"""A URL of any scheme (`https://`, `postgres://`, ...) as it stands in text, without the
+punctuation that ends a sentence or comes before an explanation (`... at URL: refused`)."""
+_URL_PARTS = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://)([^/?#]*)([^?#]*)(?:\?([^#]*))?(?:#(.*))?")
 
 
 def is_placeholder(text: str) -> bool:
@@ -46,23 +50,26 @@ def _masked_value(value: str) -> str:
 
 
 def mask_url(url: str) -> str:
-    """`url` with its userinfo, every query value and its fragment masked (placeholders kept)."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        # Not even splittable (a bad port, a broken IPv6 literal): keep only scheme and host.
-        scheme, _, rest = url.partition("://")
-        host = re.split(r"[/?#]", rest.rpartition("@")[2], maxsplit=1)[0]
-        return f"{scheme}://{MASK}@{host}/..." if "@" in rest else f"{scheme}://{host}/..."
-    netloc = parts.netloc
+    """`url` with its userinfo, every query value and its fragment masked (placeholders kept).
+
+    Split by hand, not by `urlsplit`: a placeholder already in the userinfo (`[REDACTED:1]`)
+    or a broken IPv6 literal must not stop the masking."""
+    parts = _URL_PARTS.match(url)
+    if parts is None:
+        return url
+    scheme, netloc, path, query, fragment = parts.groups()
     if "@" in netloc:
         netloc = f"{MASK}@{netloc.rpartition('@')[2]}"
-    pairs: list[str] = []
-    for pair in parts.query.split("&") if parts.query else []:
-        name, equals, value = pair.partition("=")
-        pairs.append(f"{name}={_masked_value(value)}" if equals else _masked_value(name))
-    fragment = _masked_value(parts.fragment)
-    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(pairs), fragment))
+    masked = f"{scheme}{netloc}{path}"
+    if query is not None:
+        pairs: list[str] = []
+        for pair in query.split("&") if query else []:
+            name, equals, value = pair.partition("=")
+            pairs.append(f"{name}={_masked_value(value)}" if equals else _masked_value(name))
+        masked += "?" + "&".join(pairs)
+    if fragment is not None:
+        masked += "#" + _masked_value(fragment)
+    return masked
 
 
 def mask_urls_in(text: str) -> str:
@@ -74,16 +81,15 @@ def url_secrets(url: str, keys: dict[str, str]) -> Iterator[tuple[str, str]]:
     """`(value, rule)` for the URL's credentials: the userinfo's password (or its user name when
     there is no password: a token in user position), always; a query value whose parameter a
     `key:` rule names (`keys`: from `option_keys`)."""
-    try:
-        parts = urlsplit(url)
-        password, username = parts.password, parts.username
-    except ValueError:
+    parts = _URL_PARTS.match(url)
+    if parts is None:
         return
-    if password:
-        yield unquote(password), "url:userinfo"
-    elif username:
-        yield unquote(username), "url:userinfo"
-    for name, value in parse_qsl(parts.query, keep_blank_values=False):
+    netloc, query = parts.group(2), parts.group(4)
+    userinfo, at, _ = netloc.rpartition("@")
+    username, _, password = userinfo.partition(":")
+    if at and (password or username):
+        yield unquote(password or username), "url:userinfo"
+    for name, value in parse_qsl(query or "", keep_blank_values=False):
         rule = keys.get(_option_name(name))
         if rule is not None:
             yield value, rule
