@@ -19,6 +19,8 @@ import re
 __all__ = ["SSEDataReader"]
 
 _LINE_END = re.compile(r"\r\n|\r|\n")
+_FIELD_NAME_ROOM = 64
+"""A line may be this much longer than an event's data (`data: ` and the like)."""
 
 
 class SSEDataReader:
@@ -57,7 +59,7 @@ class SSEDataReader:
         if not piece or self._line_too_long:
             return
         self._line_size += len(piece)
-        if self._line_size > self._max_event:
+        if self._line_size > self._max_event + _FIELD_NAME_ROOM:
             self._line, self._line_too_long = [], True
         else:
             self._line.append(piece)
