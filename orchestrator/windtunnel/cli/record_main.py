@@ -26,6 +26,7 @@ from .._groups import unwrap_single_error
 from ..agents.base import mcp_config
 from ..errors import ConfigError, InputError
 from ..record.build import Recording
+from ..record.credentials import mask_urls_in
 from ..record.proxy import RecordingProxy, is_url
 from ..record.redact import RedactionRules, load_rules_file, parse_rule
 from ..record.saving import save_recording, write_atomically
@@ -74,7 +75,8 @@ def parse_record_upstreams(words: list[str]) -> tuple[list[str], list[UpstreamSp
             specs.append(UpstreamSpec(name or "upstream", value))
         elif named and not word.startswith("-"):
             raise ConfigError(
-                f"{word!r}: expected NAME=URL (http:// or https://) or NAME=-- COMMAND",
+                f"{mask_urls_in(word)!r}: expected NAME=URL (http:// or https://) or "
+                "NAME=-- COMMAND",
                 file="<command line>",
             )
         else:
