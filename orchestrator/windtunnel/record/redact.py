@@ -329,7 +329,9 @@ class Redactor:
         numbers = self._number_text
         if numbers is None or numbers.search(text) is None:
             return text
-        bare = lambda m: self._numbers[m.group(0)]  # noqa: E731
+        def bare(match: re.Match[str]) -> str:
+            return self._numbers[match.group(0)]
+
         if not _is_json_document(text):
             return numbers.sub(bare, text)
 
