@@ -329,6 +329,7 @@ class Redactor:
         numbers = self._number_text
         if numbers is None or numbers.search(text) is None:
             return text
+
         def bare(match: re.Match[str]) -> str:
             return self._numbers[match.group(0)]
 
