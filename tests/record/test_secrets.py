@@ -149,15 +149,30 @@ async def test_a_url_credential_is_masked_without_a_rule_in_errors(tmp_path: Pat
 
 
 def test_a_secret_on_a_stdio_command_line_is_redacted() -> None:
-    """`-- server --api-key KEY TOKEN=...`: key rules name options and assignments; the source
-    written says `[REDACTED:n]` where they stood."""
-    command = [*HOSTILE, "--api-key", TOKEN, f"SESSION_TOKEN={KEY_SECRET}", "--verbose"]
+    """`-- server --api-key KEY TOKEN=...`: key rules name options and assignments (`-` and `_`
+    alike; an option followed by another option has no value); the source written says
+    `[REDACTED:n]` where they stood."""
+    command = [
+        *HOSTILE,
+        "--api-key",
+        TOKEN,
+        f"SESSION_TOKEN={KEY_SECRET}",
+        "--session-token",
+        "--verbose",
+    ]
     rules = parse_rule("key:api_key")
     rules.extend(parse_rule("key:session-token"))
     proxy = RecordingProxy(command, name="hostile", redact=rules)
     source = proxy.recording().universe.meta["upstream"]["source"]
     assert source == " ".join(
-        [*HOSTILE, "--api-key", "[REDACTED:1]", "SESSION_TOKEN=[REDACTED:2]", "--verbose"]
+        [
+            *HOSTILE,
+            "--api-key",
+            "[REDACTED:1]",
+            "SESSION_TOKEN=[REDACTED:2]",
+            "--session-token",
+            "--verbose",
+        ]
     )
     assert proxy.redactor.summary() == {"key:api_key": 1, "key:session-token": 1}
 

@@ -110,7 +110,9 @@ def option_secrets(words: Sequence[str], keys: dict[str, str]) -> Iterator[tuple
         if equals and value:
             yield value, rule
         elif not equals and word.startswith("-") and position + 1 < len(words):
-            yield words[position + 1], rule
+            value = words[position + 1]
+            if not value.startswith("--"):  # `--token --verbose`: the option has no value here
+                yield value, rule
 
 
 def option_keys(keys: set[str]) -> dict[str, str]:
