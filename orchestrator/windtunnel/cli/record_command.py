@@ -49,7 +49,10 @@ def add_record_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"longest wait for an upstream answer (default {DEFAULT_TIMEOUT_S:g})",
+        help=(
+            "deadline on each upstream answer, in total: a stream kept alive does not extend "
+            f"it (default {DEFAULT_TIMEOUT_S:g})"
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (one upstream only; default: OS)")
