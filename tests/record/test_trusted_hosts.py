@@ -37,8 +37,9 @@ LOOKUP = {
 async def test_a_rebound_host_or_a_foreign_origin_never_reaches_the_upstream(
     bind: str, upstream_kind: str
 ) -> None:
-    """421 for a foreign Host (also one that only starts with ours), 403 for a foreign Origin;
-    only the request from a local page is forwarded and recorded."""
+    """421 for a foreign Host (also one that only starts with ours), 403 for a foreign Origin
+    (another local port's page too); only the request from the proxy's own origin is forwarded
+    and recorded."""
     statuses: list[int] = []
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery, sdk_http_upstream(stateless=True) as http:
@@ -53,11 +54,14 @@ async def test_a_rebound_host_or_a_foreign_origin_never_reaches_the_upstream(
                     {"Origin": "http://evil.example"},
                     {"Origin": f"http://{authority}.evil.example"},
                     {"Origin": "http://localhost:3000"},
+                    # Our own page under a loopback name (one the HTTP upstream, which gets
+                    # the Origin as it came, also takes).
+                    {"Origin": f"http://localhost:{authority.rsplit(':', 1)[1]}"},
                 ):
                     response = await client.post(
                         url, content=json.dumps(LOOKUP), headers={**HEADERS, **extra}
                     )
                     statuses.append(response.status_code)
             await proxy.stop()
-    assert statuses == [421, 421, 421, 403, 403, 200]
+    assert statuses == [421, 421, 421, 403, 403, 403, 200]
     assert [call.tool_name for call in proxy.call_log()] == ["lookup"]

@@ -25,7 +25,7 @@ import structlog
 import trio
 
 from ..mcp._http import MAX_REQUEST_BODY
-from ..trusted_hosts import TrustedHosts
+from ..trusted_hosts import HOST_REFUSED, TrustedHosts
 from .link import (
     Link,
     Printable,
@@ -73,8 +73,9 @@ class _Refused(Exception):
 class _Guard:
     """Path, DNS-rebinding and body-size checks shared by both apps.
 
-    Host and Origin are checked as `wt serve` checks them (`TrustedHosts`: the bind address and
-    the bound port, exactly, on every bind). The port is known only once hypercorn has bound,
+    Host and Origin are checked as `wt serve` checks them, by the same check (`TrustedHosts`:
+    the bind address and the bound port, exactly, on every bind, and the names and pages
+    allowed by `--allow-host` / `--allow-origin`). The port is known only once hypercorn has bound,
     so the proxy hands the check over with `trust`; until then every request is refused.
     """
 
@@ -88,21 +89,10 @@ class _Guard:
     def check(self, scope: Scope) -> None:
         if scope["path"].rstrip("/") != self.path:
             raise _Refused(404, "not found")
-        hosts: list[str] = []
-        origins: list[str] = []
-        for name, value in scope["headers"]:
-            if name == b"host":
-                hosts.append(value.decode("latin-1"))
-            elif name == b"origin":
-                origins.append(value.decode("latin-1"))
-        origin = origins[0] if len(origins) == 1 else None
         trusted = self.trusted
-        if trusted is None or len(hosts) != 1 or len(origins) > 1:
-            raise _Refused(421, "Invalid Host header")
-        if not trusted.allows(hosts[0], origin):
-            if trusted.allows(hosts[0], None):
-                raise _Refused(403, "Invalid Origin header")
-            raise _Refused(421, "Invalid Host header")
+        refusal = HOST_REFUSED if trusted is None else trusted.judge_headers(scope["headers"])
+        if refusal is not None:
+            raise _Refused(*refusal)
 
     async def body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []

@@ -31,7 +31,7 @@ from ..errors import ServerError
 from ..fd_limit import fd_hint
 from ..mcp._sdk_server import ToolSpec
 from ..mcp.spi import MCPServer
-from ..trusted_hosts import TrustedHosts
+from ..trusted_hosts import AllowedNames, TrustedHosts
 from ..universe import UniverseTool
 from .build import Recording, RecordingBuilder, redacted_calls, universe_tools
 from .http_front import LinkApp, ReverseProxyApp
@@ -176,11 +176,15 @@ class RecordingProxy(MCPServer):
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        allowed_hosts: Sequence[str] = (),
+        allowed_origins: Sequence[str] = (),
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve the agent over HTTP at `/mcp` until stopped; report the URL once bound."""
+        """Serve the agent over HTTP at `/mcp` until stopped; report the URL once bound (Host
+        and Origin checked as `MCPServer.serve` checks them)."""
         if self._url is not None:
             raise ServerError(f"server {self.name!r} is already started")
+        allowed = AllowedNames.parse(allowed_hosts, allowed_origins)
         config = hypercorn.config.Config()
         config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         config.accesslog = None
@@ -222,7 +226,9 @@ class RecordingProxy(MCPServer):
                                 f"{exc.strerror}{fd_hint(exc.errno)}"
                             ) from None
                         bound = urlsplit(binds[0]).port
-                        app.guard.trust(TrustedHosts(host, [] if bound is None else [bound]))
+                        app.guard.trust(
+                            TrustedHosts(host, [] if bound is None else [bound], allowed)
+                        )
                         self._url = binds[0] + "/mcp"
                         task_status.started(self._url)
                     # hypercorn has finished in-flight requests: the upstream can go now.
