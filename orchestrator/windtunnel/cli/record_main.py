@@ -155,6 +155,19 @@ def run_record(args: argparse.Namespace) -> int:
         raise ConfigError("-o PATH is required (where the universe goes)", file="<command line>")
     if args.stdio and len(specs) != 1:
         raise ConfigError("--stdio records exactly one upstream", file="<command line>")
+    listening = [
+        option
+        for option, values in (
+            ("--allow-host", args.allow_host),
+            ("--allow-origin", args.allow_origin),
+        )
+        if values
+    ]
+    if args.stdio and listening:
+        raise ConfigError(
+            f"--stdio speaks MCP on stdin/stdout and binds no socket: drop {', '.join(listening)}",
+            file="<command line>",
+        )
     if args.port and len(specs) != 1:
         raise ConfigError("--port needs exactly one upstream", file="<command line>")
     if args.timeout is not None and args.timeout <= 0:
@@ -175,7 +188,7 @@ def run_record(args: argparse.Namespace) -> int:
         if args.stdio:
             trio.run(recorder.record_stdio)
         else:
-            trio.run(recorder.record_http, args.host, args.port)
+            trio.run(recorder.record_http, args.host, args.port, args.allow_host, args.allow_origin)
     return recorder.finish()
 
 
@@ -204,11 +217,19 @@ class _Recorder:
         self.failed: str | None = None
         self._reported_failure = False
 
-    async def record_http(self, host: str, port: int) -> None:
+    async def record_http(
+        self, host: str, port: int, allowed_hosts: list[str], allowed_origins: list[str]
+    ) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
                 urls = {
-                    name: await proxy.start(nursery, host=host, port=port)
+                    name: await proxy.start(
+                        nursery,
+                        host=host,
+                        port=port,
+                        allowed_hosts=allowed_hosts,
+                        allowed_origins=allowed_origins,
+                    )
                     for name, proxy in self.proxies.items()
                 }
                 if len(urls) == 1:
