@@ -95,7 +95,7 @@ def _authority(url: str) -> tuple[str, int]:
     return host, int(port)
 
 
-def _post(http: httpx2.AsyncClient, url: str, body: dict[str, Any]) -> Send:
+def post(http: httpx2.AsyncClient, url: str, body: dict[str, Any]) -> Send:
     async def send(host: str, origin: str | None) -> int:
         headers = {**HEADERS, "Host": host}
         if origin is not None:
@@ -106,7 +106,7 @@ def _post(http: httpx2.AsyncClient, url: str, body: dict[str, Any]) -> Send:
     return send
 
 
-def _handshake(url: str) -> Send:
+def handshake(url: str) -> Send:
     """A WebSocket opening handshake written by hand: a client library sets `Host` itself."""
     host, port = _authority(url)
 
@@ -167,14 +167,14 @@ async def test_every_listener_gives_the_same_verdict(
             proxy_url = await proxy.start(nursery, host=bind, **options)
             assert fleet.feed is not None and fleet.feed.url is not None
             paths: dict[str, tuple[str, Send]] = {
-                "HTTP/1.1 tools/call, fast path": (url, _post(h1, url, PLAIN_CALL)),
-                "HTTP/1.1 tools/call, SDK": (url, _post(h1, url, SDK_CALL)),
-                "HTTP/1.1 tools/list, SDK": (url, _post(h1, url, TOOLS_LIST)),
-                "HTTP/2 tools/call": (url, _post(h2, url, PLAIN_CALL)),
-                "HTTP/2 tools/list": (url, _post(h2, url, TOOLS_LIST)),
-                "event feed": (fleet.feed.url, _handshake(fleet.feed.url)),
-                "wt record, HTTP/1.1": (proxy_url, _post(h1, proxy_url, LOOKUP)),
-                "wt record, HTTP/2": (proxy_url, _post(h2, proxy_url, LOOKUP)),
+                "HTTP/1.1 tools/call, fast path": (url, post(h1, url, PLAIN_CALL)),
+                "HTTP/1.1 tools/call, SDK": (url, post(h1, url, SDK_CALL)),
+                "HTTP/1.1 tools/list, SDK": (url, post(h1, url, TOOLS_LIST)),
+                "HTTP/2 tools/call": (url, post(h2, url, PLAIN_CALL)),
+                "HTTP/2 tools/list": (url, post(h2, url, TOOLS_LIST)),
+                "event feed": (fleet.feed.url, handshake(fleet.feed.url)),
+                "wt record, HTTP/1.1": (proxy_url, post(h1, proxy_url, LOOKUP)),
+                "wt record, HTTP/2": (proxy_url, post(h2, proxy_url, LOOKUP)),
             }
             for path, (listener_url, send) in paths.items():
                 own, port = _authority(listener_url)
