@@ -157,13 +157,14 @@ class Fleet:
         """A server actor: errors before it is ready go to the starter, after, to its scenario."""
         ready = _ReadyFlag(task_status)
         try:
-            await server.serve(
-                host=self.host,
-                port=port,
-                allowed_hosts=self.allowed_hosts,
-                allowed_origins=self.allowed_origins,
-                task_status=ready,  # type: ignore[arg-type]
-            )
+            # Named only when given: a server of the user's own that overrides `serve` with
+            # the older signature still runs in a fleet that allows no other names.
+            allowed: dict[str, Any] = {}
+            if self.allowed_hosts:
+                allowed["allowed_hosts"] = self.allowed_hosts
+            if self.allowed_origins:
+                allowed["allowed_origins"] = self.allowed_origins
+            await server.serve(host=self.host, port=port, task_status=ready, **allowed)  # type: ignore[arg-type]
         except Exception as exc:
             failure = exc if isinstance(exc, ServerError) else None
             reason = str(exc) if failure else _describe(exc)

@@ -177,14 +177,15 @@ class MCPServer(ABC):
         allowed_origins: Sequence[str] = (),
     ) -> str:
         """Start serving in `nursery` (as `serve`); return the URL once the socket is bound."""
+        # Named only when given: a subclass overriding `serve` with the older signature still
+        # starts.
+        allowed: dict[str, Sequence[str]] = {}
+        if allowed_hosts:
+            allowed["allowed_hosts"] = allowed_hosts
+        if allowed_origins:
+            allowed["allowed_origins"] = allowed_origins
         url: str = await nursery.start(
-            lambda task_status: self.serve(
-                host=host,
-                port=port,
-                allowed_hosts=allowed_hosts,
-                allowed_origins=allowed_origins,
-                task_status=task_status,
-            )
+            lambda task_status: self.serve(host=host, port=port, task_status=task_status, **allowed)
         )
         return url
 
