@@ -116,9 +116,6 @@ class AllowedNames:
         allowed_origins = {_allowed_origin(text, origin_option) for text in origins}
         return cls(frozenset(names), frozenset(authorities), frozenset(allowed_origins))
 
-    def __bool__(self) -> bool:
-        return bool(self.names or self.authorities or self.origins)
-
 
 NO_EXTRA_NAMES = AllowedNames()
 
