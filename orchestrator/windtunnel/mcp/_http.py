@@ -86,17 +86,16 @@ async def serve_http(
     with no per-client session state. Every request, on every path and protocol, must carry a
     `Host` and `Origin` that `TrustedHosts` allows for the bound address and port, or that
     `allowed` adds (else 421 or 403, the SDK's answers); the SDK limits request bodies to 4 MiB
-    (HTTP 413). With
-    `fast_path` (whose path must be `path`), HTTP/1.1 connections answer its plain `tools/call`s
-    inside the protocol, without the SDK (`_fast_path_h11`).
+    (HTTP 413). With `fast_path` (whose path must be `path`), HTTP/1.1 connections answer its
+    plain `tools/call`s inside the protocol, without the SDK (`_fast_path_h11`).
     """
     app = server.streamable_http_app(
         streamable_http_path=path,
         stateless_http=True,
         json_response=True,
         # The SDK's own Host/Origin check (on for three loopback binds only) is off: it compared
-        # names with case and took any port and no `https` origin, so a request it refused
-        # could be one the fast path answered. `TrustedHostsOnly` decides for every path.
+        # names with case, took an Origin on any port and refused `https`, so it refused
+        # requests the fast path answered. `TrustedHostsOnly` decides alone, for every path.
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_REQUEST_BODY,
     )
