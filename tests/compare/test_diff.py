@@ -66,7 +66,7 @@ def test_markdown_is_a_short_pr_comment_with_details_folded(
     v1, v2 = demo_runs
     code, out, _ = wt_diff(capsys, str(v1), str(v2), "--format", "markdown")
     assert code == 1
-    assert out.splitlines()[0] == "### Wind Tunnel diff: support-demo (regressed)"
+    assert out.splitlines()[0] == "### Wind Tunnel diff: `support-demo` (regressed)"
     rows = [line for line in out.splitlines() if line.startswith("| `")]
     assert rows == [
         f"| `{name}` | regressed (flip) | 1/1 passed | 0/1 passed | 1 | +{n} / -0 |"
@@ -300,7 +300,10 @@ def test_hostile_names_are_escaped_in_every_format(
     _, markdown, _ = wt_diff(capsys, str(base), str(new), "--format", "markdown")
     row = next(line for line in markdown.splitlines() if line.startswith("| ``"))
     assert row.startswith("| `` <img src=x onerror=alert(1)>\\|`tick` `` | regressed (flip) |")
-    assert "<details><summary>&lt;img src=x onerror=alert(1)&gt;|`tick`: regressed" in markdown
+    assert (
+        "<details><summary><code>&lt;img src=x onerror=alert(1)&gt;|`tick`</code>: regressed"
+        in markdown
+    )
     _, page, _ = wt_diff(capsys, str(base), str(new), "--format", "html")
     tags = Tags()
     tags.feed(page)
