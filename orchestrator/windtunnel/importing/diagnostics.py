@@ -6,7 +6,9 @@ They are recomputed whenever an envelope is built or re-read, so they never drif
 
 from __future__ import annotations
 
+from ..universe import MAX_NESTING
 from .envelope import ALWAYS_OUT, SUSPECT_FLAGS, Call, Envelope, TraceWarning
+from .fixture import unheld_part
 from .secrets import scan_secrets
 
 __all__ = ["COMPUTED_CODES", "computed_warnings"]
@@ -39,6 +41,7 @@ COMPUTED_CODES: frozenset[str] = frozenset(
         "not_replayable",
         "result_model_view",
         "secret_suspected",
+        "nested_too_deep",
     }
 )
 
@@ -108,6 +111,19 @@ def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
                 )
         if "result_model_view" in call.flags:
             model_view.append(str(call.seq))
+        unheld = unheld_part(call)
+        if unheld is not None:
+            part = "arguments nest" if unheld == "args" else "result nests"
+            in_file = f" in {envelope.trace.source.file}" if envelope.trace.source.file else ""
+            warnings.append(
+                TraceWarning(
+                    code="nested_too_deep",
+                    message=f"{_label(call)}{in_file}: its {part} deeper than "
+                    f"{MAX_NESTING} levels, more than a universe holds (MCP clients cannot "
+                    "read them); kept out of the fixture, the other calls are replayed",
+                    path=f"{where}.{unheld}",
+                )
+            )
         if call.outcome == "unknown":
             warnings.append(
                 TraceWarning(

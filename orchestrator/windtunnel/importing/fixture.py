@@ -8,21 +8,23 @@ replayed as that text, its recording marked `meta.provenance = "model_view"`, un
 `wire_only`. A tool the server did not advertise is not offered unless one of its calls is
 kept; built-in tools (kind `builtin`) are never served. A tool called twice with the same
 arguments but different results is recorded in `sequence` mode, so the replay answers in order.
+A call whose arguments or result nest deeper than a universe holds (`MAX_NESTING`) stays out:
+the rest of the trace is still replayed (`diagnostics` warns about it).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
 from ..calls import MCPCall
-from ..canonical import canonical_key
+from ..canonical import canonical_key, nested_deeper_than
 from ..freeze import RECORDING_META, freeze_universe
-from ..universe import Universe, UniverseTool
+from ..universe import MAX_NESTING, Universe, UniverseTool
 from .envelope import ALWAYS_OUT, Call, Envelope
 
-__all__ = ["FixturePlan", "plan_fixtures", "recording_result"]
+__all__ = ["FixturePlan", "plan_fixtures", "recording_result", "unheld_part"]
 
 
 class FixturePlan(msgspec.Struct):
@@ -45,6 +47,16 @@ def recording_result(call: Call) -> Any:
     return result
 
 
+def unheld_part(call: Call) -> Literal["args", "result"] | None:
+    """The part of `call` a universe cannot hold: nested deeper than `MAX_NESTING` as the
+    recording would store it (MCP clients cannot read it, so the universe refuses it)."""
+    if call.args is not None and nested_deeper_than(call.args, MAX_NESTING):
+        return "args"
+    if call.result is not None and nested_deeper_than(recording_result(call), MAX_NESTING):
+        return "result"
+    return None
+
+
 def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool, wire_only: bool) -> bool:
     upstream = envelope.upstream(call.upstream)
     if upstream is None or upstream.kind == "builtin":
@@ -54,6 +66,8 @@ def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool, wire_only:
     if ALWAYS_OUT & set(call.flags):
         return False
     if wire_only and call.result.view == "model":
+        return False
+    if unheld_part(call) is not None:
         return False
     return keep_suspect or not call.suspect
 
