@@ -342,7 +342,7 @@ BAD: list[tuple[str, str]] = [
     (
         HEAD + "[agent]\nkind = 'command'\ncommand = ['a']\nmodel = 'x'\n",
         "at agent.model: unknown key 'model'; expected one of callable, command, env, kind, "
-        "task_via",
+        "python, task_via",
     ),
     (
         ONE + "[scenario.agent]\nkind = 'python'\n",

@@ -31,7 +31,8 @@ class CommandAgent:
     The program gets the upstreams as an `mcpServers` JSON file (`{mcp_config}`, also
     `$WT_MCP_CONFIG`) and as `$WT_MCP_URL_<NAME>` variables; the task on stdin (default), in a file
     (`{task_file}`) or as an argument (`{task}`). Its stdout is the final answer. The command runs
-    in its own process group, which is killed as a whole when the run times out.
+    in its own process group, which is killed as a whole when the run times out. `{python}` is
+    `python` (the agent's own interpreter, e.g. its venv's) when given, else Wind Tunnel's.
     """
 
     def __init__(
@@ -42,10 +43,12 @@ class CommandAgent:
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
         name: str | None = None,
+        python: str | os.PathLike[str] | None = None,
     ) -> None:
         if not command:
             raise ValueError("a command agent needs a non-empty command")
         self.command = list(command)
+        self.python = os.fspath(python) if python is not None else sys.executable
         self.task_via = task_via
         self.env = dict(env or {})
         self.cwd = cwd
@@ -59,7 +62,7 @@ class CommandAgent:
             "scenario": ctx.scenario,
             "seed": str(ctx.seed),
             "workdir": str(ctx.workdir),
-            "python": sys.executable,
+            "python": self.python,
         }
         return render_command(self.command, values)
 

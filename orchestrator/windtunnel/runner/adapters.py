@@ -59,7 +59,9 @@ def resolve_agent(
 
 def _from_spec(spec: AgentSpec, scenario: Scenario, base_dir: Path | None) -> Agent:
     if spec.kind == "command":
-        return CommandAgent(spec.command, task_via=spec.task_via, env=spec.env, cwd=base_dir)
+        return CommandAgent(
+            spec.command, task_via=spec.task_via, env=spec.env, cwd=base_dir, python=spec.python
+        )
     if spec.kind == "python":
         assert spec.callable is not None  # validated by AgentSpec
         return PythonAgent(_import_callable(spec.callable, base_dir))

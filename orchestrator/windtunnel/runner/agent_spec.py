@@ -2,8 +2,10 @@
 
 - `command`: a subprocess from a template list. Placeholders: `{mcp_config}` (path of the rendered
   `mcpServers` JSON), `{task}`, `{task_file}`, `{scenario}`, `{seed}`, `{workdir}`, `{python}`
-  (the interpreter running Wind Tunnel). Any other
+  (the agent's interpreter: `python` when given, else the one running Wind Tunnel). Any other
   `{identifier}` is refused as a likely typo; other braces (JSON arguments) are literal text.
+  `python` names the agent's own interpreter for `{python}` (an agent with its own venv); a
+  command given in its place (`wt run --agent-command`) keeps it (`with_interpreter_of`).
   `task_via` says how the task reaches it: `stdin`, `file` (the template must use `{task_file}`)
   or `arg` (the template must use `{task}`).
 - `python`: a `"module:attr"` callable (sync, Trio or asyncio); imported only when a run starts.
@@ -45,6 +47,7 @@ class AgentSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     task_via: TaskVia = "stdin"
     env: dict[str, str] = msgspec.field(default_factory=dict)
     callable: str | None = None
+    python: str | None = None
 
     def __post_init__(self) -> None:
         self.validate()
@@ -66,11 +69,24 @@ class AgentSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
                     f"task_via {self.task_via!r} needs {{{needed}}} in the command",
                     path="task_via",
                 )
-        elif self.kind == "python" and not _CALLABLE.match(self.callable or ""):
+        if self.python is not None and self.kind != "command":
+            raise ConfigError(f"not used by agent kind {self.kind!r}", path="python")
+        if self.python == "":
+            raise ConfigError("an empty interpreter path", path="python")
+        if self.kind == "python" and not _CALLABLE.match(self.callable or ""):
             raise ConfigError(
                 f"kind 'python' needs callable = 'module:attr', got {self.callable!r}",
                 path="callable",
             )
+
+    def with_interpreter_of(self, own: AgentSpec | None) -> AgentSpec:
+        """This command with the interpreter `own` (the pack's agent) names, unless it names
+        one itself: `--agent-command '{python} agent.py'` runs in the pack's agent venv."""
+        if self.kind != "command" or self.python is not None or own is None:
+            return self
+        if own.kind != "command" or own.python is None:
+            return self
+        return msgspec.structs.replace(self, python=own.python)
 
     def render_command(self, values: Mapping[str, str]) -> list[str]:
         """The command with placeholders filled in (each element stays one argument, no shell)."""

@@ -19,6 +19,7 @@ from ..fd_limit import fd_hint
 from ..mcp.spi import MCPServer
 from ..universe import Universe
 from .adapters import AgentLike, resolve_agent
+from .agent_spec import AgentSpec
 from .scenario import Scenario, ScenarioPack, normalize_servers
 from .scoring import evaluate
 from .trace import Trace, drop_deep_values, warnings_from_calls
@@ -67,6 +68,8 @@ async def run_unit(
         }
         if agent is None and pack is not None:
             agent = pack.agent_for(scenario)
+        elif isinstance(agent, AgentSpec) and pack is not None:
+            agent = agent.with_interpreter_of(pack.agent_for(scenario))
         runnable = resolve_agent(agent, scenario, base_dir=base_dir)
         with tempfile.TemporaryDirectory(prefix="wt-run-") as workdir:
             async with fleet.scenario(unit.id, servers, scenario_name=scenario.name) as run:

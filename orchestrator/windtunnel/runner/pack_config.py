@@ -85,6 +85,9 @@ class _Checks:
                 f"unknown task_via {table.task_via!r}; expected one of {', '.join(_TASK_VIA)}",
                 f"{path}.task_via",
             )
+        python = None
+        if isinstance(table, CommandAgentTable) and table.python is not None:
+            python = self.interpreter(table.python, f"{path}.python")
         try:
             return AgentSpec(
                 kind=table.__struct_config__.tag,  # type: ignore[arg-type]  # the union's tags
@@ -92,9 +95,34 @@ class _Checks:
                 task_via=table.task_via if isinstance(table, CommandAgentTable) else "stdin",  # type: ignore[arg-type]  # checked above
                 env=dict(table.env),
                 callable=table.callable if isinstance(table, PythonAgentTable) else None,
+                python=python,
             )
         except ConfigError as exc:
             self.fail(exc.message, f"{path}.{exc.path}" if exc.path else path)
+
+    def interpreter(self, written: str, path: str) -> str:
+        """The agent's interpreter, relative to the pack file, as an absolute path.
+
+        Symlinks are kept, never resolved: `.venv/bin/python` is a link to the base
+        interpreter, and only through the link's own path does Python find the venv.
+        """
+        file = os.path.abspath(os.path.normpath(Path(self.file).parent / written))
+        try:
+            exists, is_dir = os.path.exists(file), os.path.isdir(file)
+        except (OSError, ValueError) as exc:  # a NUL byte, a name or path too long, ...
+            reason = exc.strerror if isinstance(exc, OSError) else str(exc)
+            self.fail(f"unusable interpreter path: {reason}", path)
+        if not exists:
+            self.fail(
+                f"no such interpreter {file!r} (python = {written!r} is relative to the pack "
+                "file; create the agent's venv first)",
+                path,
+            )
+        if is_dir:
+            self.fail(f"{file!r} is a directory, expected the agent's interpreter", path)
+        if not os.access(file, os.X_OK):
+            self.fail(f"{file!r} is not executable, expected the agent's interpreter", path)
+        return file
 
     def upstreams(self, table: Mapping[str, str], base: Path, path: str) -> dict[str, Path]:
         upstreams: dict[str, Path] = {}

@@ -54,6 +54,8 @@ class CommandAgentTable(_Tagged, tag="command"):
     command: Names
     task_via: Text = "stdin"
     env: dict[str, str] = {}
+    python: Text | None = None
+    """The agent's own interpreter (`{python}` in the command), relative to the pack file."""
 
 
 class PythonAgentTable(_Tagged, tag="python"):
