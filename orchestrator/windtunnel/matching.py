@@ -14,8 +14,8 @@ from typing import Any, Final, Literal, TypeAlias
 
 import msgspec
 
-from ._gc import paused_gc
 from .canonical import CanonicalKey, args_key, canonical_key
+from .load_pacing import GcSteps, gc_in_steps
 from .universe import MissPolicy, Universe, UniverseTool
 
 __all__ = [
@@ -63,14 +63,30 @@ class Miss(msgspec.Struct, frozen=True):
     policy: MissPolicy
 
 
+Postings: TypeAlias = tuple[int] | list[int]
+"""Recording indices in file order. One index is a tuple: most keys of a large universe have one
+recording, and a tuple of ints is smaller than a list and, unlike a list, never walked again by
+the cyclic GC once a collection has seen it."""
+
+
+def _post(postings: dict[Any, Postings], key: Any, index: int) -> None:
+    found = postings.get(key)
+    if found is None:
+        postings[key] = (index,)
+    elif found.__class__ is tuple:
+        postings[key] = [found[0], index]
+    else:
+        found.append(index)  # type: ignore[union-attr]  # a list, checked above
+
+
 class _ToolIndex:
     __slots__ = ("arg_keys", "first", "keyed", "pair_sets", "pairs", "recordings", "tool")
 
     def __init__(self, tool: UniverseTool, arg_keys: list[str] | None) -> None:
         self.tool = tool
         self.arg_keys = tuple(arg_keys) if arg_keys else None
-        self.keyed: dict[CanonicalKey, list[int]] = {}
-        self.pairs: dict[tuple[str, CanonicalKey], list[int]] = {}
+        self.keyed: dict[CanonicalKey, Postings] = {}
+        self.pairs: dict[tuple[str, CanonicalKey], Postings] = {}
         self.pair_sets: dict[tuple[str, CanonicalKey], set[int]] = {}
         self.recordings: list[int] = []
         self.first: int | None = None
@@ -84,39 +100,41 @@ class UniverseIndex:
     """Lookup tables over a universe's recordings; build once, share freely."""
 
     def __init__(self, universe: Universe) -> None:
-        with paused_gc():
-            self._build(universe)
+        # Collection paused, in steps (`load_pacing`): a large index makes millions of
+        # containers, and one pass over all of them would hold the GIL for seconds.
+        with gc_in_steps() as steps:
+            self._build(universe, steps)
 
-    def _build(self, universe: Universe) -> None:
+    def _build(self, universe: Universe, steps: GcSteps) -> None:
         self.universe = universe
         self._tools: dict[str, _ToolIndex] = {
             t.name: _ToolIndex(t, universe.matching.arg_keys.get(t.name)) for t in universe.tools
         }
-        self._exact: dict[tuple[str, CanonicalKey], list[int]] = {}
+        self._exact: dict[tuple[str, CanonicalKey], Postings] = {}
         for i, recording in enumerate(universe.recordings):
             tindex = self._tools[recording.tool_name]
-            args = recording.args
-            ckeys = {k: canonical_key(v) for k, v in args.items()}
-            exact_key = (recording.tool_name, ("o", tuple(sorted(ckeys.items()))))
-            self._exact.setdefault(exact_key, []).append(i)
+            # One (key, canonical value) tuple per argument, shared by the exact key and the
+            # pair postings.
+            items = sorted([(k, canonical_key(v)) for k, v in recording.args.items()])
+            _post(self._exact, (recording.tool_name, ("o", tuple(items))), i)
             if tindex.arg_keys is not None:
-                keyed = tuple([ckeys.get(k, _ABSENT) for k in tindex.arg_keys])
-                tindex.keyed.setdefault(keyed, []).append(i)
-            for pair in ckeys.items():
-                tindex.pairs.setdefault(pair, []).append(i)
+                ckeys = dict(items)
+                _post(tindex.keyed, tuple([ckeys.get(k, _ABSENT) for k in tindex.arg_keys]), i)
+            for pair in items:
+                _post(tindex.pairs, pair, i)
             tindex.recordings.append(i)
             if tindex.first is None:
                 tindex.first = i
+            steps.item()
         for tindex in self._tools.values():
             tindex.pair_sets = {
                 pair: set(postings)
                 for pair, postings in tindex.pairs.items()
                 if len(postings) > _SET_AT
             }
-        # The hit a stateless exact lookup returns, built once.
-        self._exact_hit = {
-            key: Hit(tier="exact", index=found[0]) for key, found in self._exact.items()
-        }
+        # The hit a stateless exact lookup returns, made on a key's first lookup and kept (not
+        # one per recording up front: most recordings of a large universe are never asked for).
+        self._exact_hit: dict[tuple[str, CanonicalKey], Hit] = {}
 
     def tool(self, name: str) -> UniverseTool | None:
         tindex = self._tools.get(name)
@@ -126,7 +144,7 @@ class UniverseIndex:
     def tool_names(self) -> list[str]:
         return list(self._tools)
 
-    def candidates(self, tool_name: str, args: dict[str, Any]) -> tuple[list[int], list[int]]:
+    def candidates(self, tool_name: str, args: dict[str, Any]) -> tuple[Postings, Postings]:
         """Recording indices that match exactly, and those that match on `arg_keys` (file order)."""
         tindex = self._tools[tool_name]
         exact = self._exact.get((tool_name, args_key(args)), [])
@@ -167,7 +185,7 @@ class UniverseIndex:
     @staticmethod
     def _best_by_subsets(tindex: _ToolIndex, args: dict[str, Any]) -> tuple[int, int] | None:
         """(index, shared) of the best recording, or None when counting is cheaper."""
-        found: list[tuple[list[int], set[int] | None]] = []
+        found: list[tuple[Postings, set[int] | None]] = []
         for key, value in args.items():
             pair = (key, canonical_key(value))
             postings = tindex.pairs.get(pair)
@@ -209,8 +227,13 @@ class UniverseIndex:
             return Miss(reason="unknown_tool", policy="fail_call")
         if tindex.tool.mode != "sequence":
             # Stateless: stop at the first tier that answers.
-            hit = self._exact_hit.get((tool_name, args_key(args)))
+            key = (tool_name, args_key(args))
+            hit = self._exact_hit.get(key)
             if hit is not None:
+                return hit
+            found = self._exact.get(key)
+            if found:
+                hit = self._exact_hit[key] = Hit(tier="exact", index=found[0])
                 return hit
             if tindex.arg_keys is not None:
                 keyed_hits = tindex.keyed.get(tindex.keyed_key(args))
@@ -229,7 +252,7 @@ class UniverseIndex:
         return Miss(reason=reason, policy=self.universe.matching.policy_for(tool_name))
 
 
-def _earliest_common(lists: list[list[int]], sets: list[set[int] | None]) -> int | None:
+def _earliest_common(lists: list[Postings], sets: list[set[int] | None]) -> int | None:
     """The smallest index present in every list (each sorted ascending; shortest first)."""
     first, rest_sets = lists[0], sets[1:]
     if not rest_sets:
@@ -265,7 +288,7 @@ class SequenceState:
         self._cursors: dict[int, int] = {}
         self._lock = threading.Lock()
 
-    def consume(self, exact: list[int], keyed: list[int]) -> Hit | None:
+    def consume(self, exact: Postings, keyed: Postings) -> Hit | None:
         with self._lock:
             index = self._take(exact)
             if index is not None:
@@ -275,7 +298,7 @@ class SequenceState:
                 return Hit(tier="keyed", index=index)
         return None
 
-    def _take(self, candidates: list[int]) -> int | None:
+    def _take(self, candidates: Postings) -> int | None:
         if not candidates:
             return None
         position = self._cursors.get(id(candidates), 0)

@@ -9,15 +9,17 @@ from __future__ import annotations
 import os
 import re
 import weakref
+from collections.abc import Iterable
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from ._gc import paused_gc
 from .atomic_write import atomic_write
 from .canonical import nested_deeper_than
 from .errors import UniverseError
 from .input_files import read_input
+from .load_pacing import gc_in_steps
+from .universe_scan import recording_spans
 
 __all__ = [
     "FORMAT_VERSION",
@@ -62,12 +64,16 @@ class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     mode: ToolMode = "stateless"
 
 
-class Recording(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class Recording(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
     """A witnessed call at rest: the same shape as an `MCPCall` (tool, flat args, result).
 
     `meta` is free-form provenance of this one recording (e.g. `{"provenance": "model_view"}`
     for a result taken from a transcript); matching never reads it, and it is not written when
     unset.
+
+    Not tracked by the cyclic GC (`gc=False`), like `MCPCall`: a universe may hold a million
+    recordings for the whole run, and every full collection would walk each one. A recording
+    holds JSON data and is never part of a reference cycle.
     """
 
     tool_name: str
@@ -163,16 +169,18 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
     Recordings are decoded one by one after the file's syntax and outline are checked: msgspec
     holds the GIL for the whole of one call, so one call over a large file would stop every
     other thread, the Trio loop that loads it in a worker thread included, for seconds (4 s for
-    67 MB here); one recording at a time it yields every few milliseconds.
+    67 MB here); one recording at a time it yields every few milliseconds. The cyclic GC runs in
+    small steps meanwhile (`load_pacing.gc_in_steps`), never in one pass over the whole load.
     """
     try:
-        with paused_gc():
-            outline = _outline_decoder.decode(data)
+        with gc_in_steps() as steps:
+            outline, raws = _outline_and_recordings(data)
             if outline.windtunnel_universe != FORMAT_VERSION:
                 raise _version_error(outline.windtunnel_universe, file)
-            recordings = [
-                _decode_recording(raw, i, file) for i, raw in enumerate(outline.recordings)
-            ]
+            recordings = []
+            for i, raw in enumerate(raws):
+                recordings.append(_decode_recording(raw, i, file))
+                steps.item()
     except RecursionError:
         # msgspec raises this (not a DecodeError) past its nesting limit.
         raise UniverseError("JSON is nested too deeply to be a universe", file=file) from None
@@ -191,7 +199,27 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
     return universe
 
 
-def _decode_recording(raw: msgspec.Raw, index: int, file: str) -> Recording:
+def decode_outline(data: bytes | str) -> _Outline:
+    """The file with its recordings still raw (syntax checked, nothing else decoded)."""
+    return _outline_decoder.decode(data)
+
+
+def _outline_and_recordings(
+    data: bytes | str,
+) -> tuple[_Outline, Iterable[msgspec.Raw | memoryview]]:
+    """The outline and each recording's raw bytes. A large file's recordings are located by a
+    child process (`universe_scan`), so no single pass over the whole file holds the GIL here;
+    else (or if the child cannot say) one msgspec pass finds them."""
+    spans = recording_spans(data) if isinstance(data, bytes) else None
+    if spans is not None:
+        outline = _outline_decoder.decode(spans.head)
+        if not outline.recordings:  # else a key repeated in the file: decode it whole
+            return outline, spans
+    outline = _outline_decoder.decode(data)
+    return outline, outline.recordings
+
+
+def _decode_recording(raw: msgspec.Raw | memoryview, index: int, file: str) -> Recording:
     try:
         recording: Recording = _recording_decoder.decode(raw)
     except msgspec.ValidationError as exc:

@@ -16,6 +16,7 @@ from ..actors import Fleet, ScenarioRun, open_fleet
 from ..agents import AgentContext, AgentError
 from ..errors import ConfigError, InputError, WindtunnelError
 from ..fd_limit import fd_hint
+from ..load_pacing import paced_loading
 from ..mcp.spi import MCPServer
 from ..universe import Universe
 from .adapters import AgentLike, resolve_agent
@@ -106,17 +107,23 @@ async def _load_servers(pack: ScenarioPack, scenario: Scenario, deadline: float)
 
     Loading reads and decodes universe files: on the Trio loop, a file on a stalled filesystem
     would freeze every unit in flight and the signal handlers, and a large one would make healthy
-    units time out. In a thread it is one unit's business; past the deadline the thread is left
-    to finish on its own (its result is dropped) and the unit fails.
+    units time out. In a thread it is one unit's business (paced: `load_pacing`); past the
+    deadline the thread is left to finish on its own (its result is dropped) and the unit fails.
     """
     with trio.move_on_at(deadline):
         return await trio.to_thread.run_sync(
-            pack.servers_for, scenario, abandon_on_cancel=True, limiter=_loading_limiter()
+            _paced_servers, pack, scenario, abandon_on_cancel=True, limiter=_loading_limiter()
         )
     raise InputError(
         f"the scenario's upstreams were still loading when its timeout "
         f"({scenario.timeout_s:g}s) ran out"
     )
+
+
+def _paced_servers(pack: ScenarioPack, scenario: Scenario) -> Any:
+    # The loop serving other units gets the GIL back within `LOAD_SWITCH_INTERVAL` meanwhile.
+    with paced_loading():
+        return pack.servers_for(scenario)
 
 
 _LOADING: trio.lowlevel.RunVar[trio.CapacityLimiter] = trio.lowlevel.RunVar("wt_fixture_loading")
