@@ -106,3 +106,34 @@ def test_deep_arguments_and_results_in_a_jsonrpc_log(
     (tool,) = universe.tools
     assert not nested_deeper_than(tool.input_schema, MAX_NESTING)
     assert nested_deeper_than(tool.input_schema, MAX_NESTING - 2)
+
+
+def test_a_listed_schema_nested_too_deep_is_offered_as_any_object(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A tools/list schema 200 levels deep: the import goes on, the tool takes any object."""
+    deep_schema = {"type": "object", "properties": {"a": nested(200)}}
+    messages = [
+        {"method": "tools/list"},
+        {"result": {"tools": [{"name": "t", "inputSchema": deep_schema}]}},
+        {"method": "tools/call", "params": {"name": "t", "arguments": {"a": 1}}},
+        {"result": {"content": [{"type": "text", "text": "x"}]}},
+    ]
+    lines = [
+        json.dumps({"jsonrpc": "2.0", "id": i // 2 + 1, **message})
+        for i, message in enumerate(messages)
+    ]
+    trace = tmp_path / "calls.jsonl"
+    trace.write_text("\n".join(lines) + "\n")
+    code, out, err = wt_import(capsys, str(trace), "-o", str(tmp_path / "out"))
+    assert code == 0, err
+    assert (
+        out.splitlines()[0] == f"{trace}: mcp-jsonrpc, 1 call(s), 1 in the fixture, 1 upstream(s)"
+    )
+    assert (
+        "warning: schema_too_deep at $.upstreams[0].tools[0].input_schema: default.t: the input "
+        "schema nests deeper than 128 levels, more than a universe holds; the fixture offers "
+        '{"type": "object"} instead'
+    ) in err.splitlines()
+    universe = load_universe(tmp_path / "out" / "fixture.universe.json")
+    assert [tool.input_schema for tool in universe.tools] == [{"type": "object"}]

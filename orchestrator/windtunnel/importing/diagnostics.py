@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..universe import MAX_NESTING
 from .envelope import ALWAYS_OUT, SUSPECT_FLAGS, Call, Envelope, TraceWarning
-from .fixture import unheld_part
+from .fixture import held_schema, unheld_part
 from .secrets import scan_secrets
 
 __all__ = ["COMPUTED_CODES", "computed_warnings"]
@@ -42,6 +42,7 @@ COMPUTED_CODES: frozenset[str] = frozenset(
         "result_model_view",
         "secret_suspected",
         "nested_too_deep",
+        "schema_too_deep",
     }
 )
 
@@ -71,6 +72,16 @@ def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
                 )
             )
         for j, tool in enumerate(upstream.tools):
+            if held_schema(tool.input_schema) is not tool.input_schema:
+                warnings.append(
+                    TraceWarning(
+                        code="schema_too_deep",
+                        message=f"{upstream.id}.{tool.name}: the input schema nests deeper than "
+                        f"{MAX_NESTING} levels, more than a universe holds; the fixture offers "
+                        '{"type": "object"} instead',
+                        path=f"$.upstreams[{i}].tools[{j}].input_schema",
+                    )
+                )
             if tool.schema_source == "inferred" and upstream.kind != "builtin":
                 samples = tool.input_schema.get("x-wt-inferred", {}).get("samples", 0)
                 warnings.append(

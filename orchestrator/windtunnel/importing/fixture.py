@@ -24,7 +24,7 @@ from ..freeze import RECORDING_META, freeze_universe
 from ..universe import MAX_NESTING, Universe, UniverseTool
 from .envelope import ALWAYS_OUT, Call, Envelope
 
-__all__ = ["FixturePlan", "plan_fixtures", "recording_result", "unheld_part"]
+__all__ = ["FixturePlan", "held_schema", "plan_fixtures", "recording_result", "unheld_part"]
 
 
 class FixturePlan(msgspec.Struct):
@@ -55,6 +55,12 @@ def unheld_part(call: Call) -> Literal["args", "result"] | None:
     if call.result is not None and nested_deeper_than(recording_result(call), MAX_NESTING):
         return "result"
     return None
+
+
+def held_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The tool's input schema, or `{"type": "object"}` when it nests deeper than a universe
+    holds (the agent is then offered any arguments; `diagnostics` warns)."""
+    return {"type": "object"} if nested_deeper_than(schema, MAX_NESTING) else schema
 
 
 def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool, wire_only: bool) -> bool:
@@ -112,7 +118,7 @@ def plan_fixtures(
         tools = [
             UniverseTool(
                 name=tool.name,
-                input_schema=tool.input_schema,
+                input_schema=held_schema(tool.input_schema),
                 description=tool.description or "",
                 mode="sequence" if (upstream.id, tool.name) in stateful else "stateless",
             )
