@@ -18,7 +18,7 @@ import pytest
 
 from windtunnel.calls import MCPCall
 from windtunnel.cli.main import main
-from windtunnel.runner.results import write_traces
+from windtunnel.rundir.results import write_traces
 from windtunnel.runner.scoring import evaluate, no_divergence
 from windtunnel.runner.trace import Trace
 
