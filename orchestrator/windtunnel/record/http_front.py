@@ -246,11 +246,13 @@ class ReverseProxyApp:
         await agent.send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
+        # What the upstream sends on a request's own event stream belongs to that request.
+        is_request, stream = _request_id(messages)
         reader = SSEDataReader()
         try:
             async for chunk in response.aiter_raw():
                 for data in reader.feed(chunk):
-                    self._tap_answer(data.encode())
+                    self._tap_answer(data.encode(), stream if is_request else None)
                 await agent.send({"type": "http.response.body", "body": chunk, "more_body": True})
         except httpx2.TimeoutException:
             reason = f"did not answer within {self.timeout_s:g} s"
@@ -284,9 +286,9 @@ class ReverseProxyApp:
         )
         await agent.send({"type": "http.response.body", "body": body})
 
-    def _tap_answer(self, body: bytes) -> None:
+    def _tap_answer(self, body: bytes, stream: Any = None) -> None:
         for message in decode_messages(body):
-            self.tap.observe("s2c", message)
+            self.tap.observe("s2c", message, stream=stream)
 
     async def _stream_failed(
         self, agent: _AgentStream, messages: list[dict[str, Any]], reason: str

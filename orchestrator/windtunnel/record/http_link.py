@@ -155,7 +155,7 @@ class HTTPLink:
             data = event.data.encode()
             messages = decode_messages(data)
             for received in messages:
-                self.tap.observe("s2c", received)
+                self.tap.observe("s2c", received, stream=request["id"])
                 self._note_version(request, received)
             if any(m.get("id") == request["id"] and "method" not in m for m in messages):
                 return data

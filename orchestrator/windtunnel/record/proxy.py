@@ -73,7 +73,7 @@ class RecordingProxy(MCPServer):
         self.name = name
         self.timeout_s = timeout_s
         self.redactor = Redactor(redact or RedactionRules())
-        self.tap = SessionTap(upstream=name)
+        self.tap = SessionTap(upstream=name, one_stream=not is_url(upstream))
         self.tap.on_change = self._changed
         self._builder = RecordingBuilder(self.tap, self.redactor)
         self.started_at = time.time()
