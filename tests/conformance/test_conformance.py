@@ -51,24 +51,8 @@ LIVE_GAPS = {
 }
 """The reference server's own known gaps (the SDK's, not ours)."""
 
-_STDIO_SERVER_MESSAGES = (
-    "record over a stdio upstream: the HTTP front hands out no session, so the agent opens no "
-    "GET stream and the server's notifications and requests never reach it (issue 25)"
-)
-RECORD_STDIO_GAPS = {
-    scenario: _STDIO_SERVER_MESSAGES
-    for scenario in (
-        "tools-call-with-logging",
-        "tools-call-with-progress",
-        "tools-call-sampling",
-        "tools-call-elicitation",
-        "elicitation-sep1034-defaults",
-        "elicitation-sep1330-enums",
-    )
-}
-RECORD_STDIO_GAPS["server-sse-multiple-streams"] = (
-    "record over a stdio upstream: no Mcp-Session-Id toward the agent (issue 25)"
-)
+RECORD_STDIO_GAPS: dict[str, str] = {}
+"""None since the HTTP front carries the agent's session through to a stdio upstream."""
 
 _REPLAY_CAPABILITIES = {
     "replay: logging/setLevel (the recorded capabilities are not served)": ["logging-set-level"],
@@ -185,8 +169,10 @@ def _report(config: pytest.Config, runs: Runs, seconds: float) -> None:
         f"replay {score(runs.replay_stdio)}/{total}; {seconds:.0f} s)"
     )
     reporter = config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
-        reporter.write_line(line)
+    capture = config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capture is not None:
+        with capture.global_and_fixture_disabled():
+            reporter.write_line("\n" + line)
     path = os.environ.get("WT_CONFORMANCE_REPORT")
     if path:
         Path(path).write_text(line + "\n")

@@ -185,6 +185,7 @@ class RecordingProxy(MCPServer):
                         link = self._link()
                         await nursery.start(self._run_link, link)
                         app = LinkApp(link)
+                        await nursery.start(app.run)
                     async with trio.open_nursery() as http:
                         try:
                             binds: list[str] = await http.start(
