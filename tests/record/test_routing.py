@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 import trio
+import trio.testing
 
 from windtunnel.record.routing import Outbox, ServerMessageRouter
 
@@ -52,9 +53,9 @@ async def test_progress_goes_by_token_the_rest_to_the_one_call_or_the_get_stream
     assert taken(second) == [(False, progress(7))]
     # Two calls in flight: a message naming neither goes to the GET stream.
     assert [router.for_get.receive_nowait() for _ in range(2)] == [LOG, progress("nobody")]
-    router.finish(call(1), b"answer 1")
+    await router.finish(call(1), b"answer 1")
     source_in.send_nowait(LOG)
-    router.finish(call(2), b"answer 2")
+    await router.finish(call(2), b"answer 2")
     # One call left: the log written before its answer is its own, and comes first.
     assert taken(second) == [(False, LOG), (True, b"answer 2")]
     assert taken(first) == [(True, b"answer 1")]
@@ -69,3 +70,19 @@ async def test_with_no_call_in_flight_everything_waits_for_the_get_stream() -> N
     with trio.fail_after(5):
         await router.run()
     assert [item async for item in router.for_get] == [request]
+
+
+async def test_a_message_on_its_way_to_the_router_still_comes_before_the_answer() -> None:
+    """A Trio channel hands a value straight to the task waiting on it: the router has taken the
+    log but not routed it yet when the answer arrives; the answer must still come last."""
+    source_in, source_out = trio.open_memory_channel[bytes](math.inf)
+    router = ServerMessageRouter(source_out)
+    with trio.fail_after(5):
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(router.run)
+            await trio.testing.wait_all_tasks_blocked()
+            outbox = router.open(call(1))
+            source_in.send_nowait(LOG)
+            await router.finish(call(1), b"answer")
+            nursery.cancel_scope.cancel()
+    assert taken(outbox) == [(False, LOG), (True, b"answer")]

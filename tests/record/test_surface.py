@@ -16,13 +16,15 @@ import hypercorn.config
 import hypercorn.trio
 import mcp
 import mcp_types as types
+import msgspec
 import pytest
 import trio
 
 from tests.conformance import reference_server
 from windtunnel.record import RecordingProxy
-from windtunnel.record.build import Recording
+from windtunnel.record.build import Additions, Recording, with_additions
 from windtunnel.record.redact import RedactionRules
+from windtunnel.universe import Universe, UniverseTool, encode_universe
 
 pytestmark = [
     pytest.mark.timeout(60),
@@ -262,8 +264,6 @@ async def test_the_2026_era_identity_comes_from_server_discover() -> None:
 def test_the_written_file_holds_what_the_format_holds() -> None:
     """Additions the universe format of this checkout cannot hold are named, never written: the
     file always loads (see `with_additions`)."""
-    from windtunnel.record.build import Additions, with_additions
-    from windtunnel.universe import Universe, UniverseTool
 
     universe = Universe(windtunnel_universe=1, tools=[UniverseTool(name="t")])
     additions = Additions(
@@ -272,9 +272,11 @@ def test_the_written_file_holds_what_the_format_holds() -> None:
         server_messages=[],
     )
     written, left_out = with_additions(universe, additions)
-    known_top = {f.encode_name for f in __import__("msgspec").structs.fields(Universe)}
+    known_top = {field.encode_name for field in msgspec.structs.fields(Universe)}
     if "server" in known_top:
-        assert written.server == {"info": {"name": "x", "version": "1"}}  # type: ignore[attr-defined]
+        document = msgspec.json.decode(encode_universe(written))
+        assert document["server"] == {"info": {"name": "x", "version": "1"}}
+        assert document["tools"][0]["title"] == "T"
         assert left_out == []
     else:
         assert written is universe

@@ -407,7 +407,7 @@ class LinkApp:
                 except UpstreamFailure as exc:
                     _log.warning("upstream_failed", upstream=self.link.name, error=str(exc))
                     answer = error_response(message["id"], self.link.name, str(exc))
-                self.router.finish(message, answer)
+                await self.router.finish(message, answer)
                 if outbox is None:
                     await self._send_json(agent, message, answer)
 

@@ -11,9 +11,8 @@ router picks, for each message, in order:
 3. otherwise (no request in flight, or several) to the GET stream, queued until the agent opens it.
 
 Only requests whose agent accepts an event stream are candidates (a JSON-only POST cannot carry
-them). The routing itself never awaits: a message taken from the upstream is in its outbox before
-anything else runs, so a request's answer, queued by `finish` after `drain`, always comes after
-the messages the server wrote before it.
+them). The routing itself never awaits, and `finish` queues a request's answer only once
+everything the server wrote before it has been routed: the answer always comes last.
 """
 
 from __future__ import annotations
@@ -63,8 +62,14 @@ class ServerMessageRouter:
         self._in_flight[_key(message["id"])] = outbox
         return outbox
 
-    def finish(self, message: dict[str, Any], answer: bytes) -> None:
-        """The request's answer: after every server message already written before it."""
+    async def finish(self, message: dict[str, Any], answer: bytes) -> None:
+        """The request's answer: after every server message already written before it.
+
+        A message the upstream wrote just before the answer may already be on its way to `run`
+        (a Trio channel hands a value straight to the task waiting on it, which runs later): one
+        checkpoint lets `run` route it first, since every task made runnable before this one's
+        wake-up runs before this one runs again. What is still in the channel is routed here."""
+        await trio.lowlevel.cancel_shielded_checkpoint()
         self.drain()
         outbox = self._in_flight.pop(_key(message["id"]), None)
         if outbox is not None:
