@@ -73,16 +73,28 @@ async def test_with_no_call_in_flight_everything_waits_for_the_get_stream() -> N
 
 
 async def test_a_message_on_its_way_to_the_router_still_comes_before_the_answer() -> None:
-    """A Trio channel hands a value straight to the task waiting on it: the router has taken the
-    log but not routed it yet when the answer arrives; the answer must still come last."""
-    source_in, source_out = trio.open_memory_channel[bytes](math.inf)
-    router = ServerMessageRouter(source_out)
+    """The stdio reader wakes the router (a server message) and the waiting request (its answer)
+    in one step; a Trio channel hands the message straight to the router, which runs later, in
+    an order Trio picks at random. The answer must still come last: 20 times over, so an answer
+    that does not wait for the router fails here almost surely."""
     with trio.fail_after(5):
-        async with trio.open_nursery() as nursery:
-            nursery.start_soon(router.run)
-            await trio.testing.wait_all_tasks_blocked()
+        for _ in range(20):
+            source_in, source_out = trio.open_memory_channel[bytes](math.inf)
+            answer_in, answer_out = trio.open_memory_channel[bytes](1)
+            router = ServerMessageRouter(source_out)
             outbox = router.open(call(1))
-            source_in.send_nowait(LOG)
-            await router.finish(call(1), b"answer")
-            nursery.cancel_scope.cancel()
-    assert taken(outbox) == [(False, LOG), (True, b"answer")]
+
+            async def request(
+                router: ServerMessageRouter = router, answers: Any = answer_out
+            ) -> None:
+                await router.finish(call(1), await answers.receive())
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(router.run)
+                nursery.start_soon(request)
+                await trio.testing.wait_all_tasks_blocked()
+                source_in.send_nowait(LOG)
+                answer_in.send_nowait(b"answer")
+                await trio.testing.wait_all_tasks_blocked()
+                nursery.cancel_scope.cancel()
+            assert taken(outbox) == [(False, LOG), (True, b"answer")]
