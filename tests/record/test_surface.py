@@ -19,6 +19,7 @@ import mcp_types as types
 import msgspec
 import pytest
 import trio
+import trio.testing
 
 from tests.conformance import reference_server
 from windtunnel.record import RecordingProxy
@@ -281,3 +282,57 @@ def test_the_written_file_holds_what_the_format_holds() -> None:
     else:
         assert written is universe
         assert left_out == ["$.server", "$.tools[0].title"]
+
+
+async def test_a_stdio_agent_in_front_of_an_http_upstream_gets_each_call_its_messages() -> None:
+    """`wt record --stdio` with an HTTP upstream: the log messages that came on a call's own event
+    stream are that call's, while another call is in flight at the same time."""
+    agent_in, proxy_stdin = trio.testing.memory_stream_one_way_pair()
+    proxy_stdout, agent_out = trio.testing.memory_stream_one_way_pair()
+
+    def line(message: dict[str, Any]) -> bytes:
+        return msgspec.json.encode({"jsonrpc": "2.0", **message}) + b"\n"
+
+    async def answers(count: int) -> list[dict[str, Any]]:
+        buffer, got = b"", []
+        while len(got) < count:
+            buffer += await agent_out.receive_some()
+            *lines, buffer = buffer.split(b"\n")
+            got += [msgspec.json.decode(done) for done in lines if done.strip()]
+        return got
+
+    hello = {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "hand", "version": "1"},
+    }
+    with trio.fail_after(30):
+        async with reference_http() as upstream, trio.open_nursery() as nursery:
+            proxy = RecordingProxy(upstream, name="reference")
+            nursery.start_soon(proxy.serve_stdio_on, proxy_stdin, proxy_stdout)
+            await agent_in.send_all(line({"id": 1, "method": "initialize", "params": hello}))
+            await answers(1)
+            await agent_in.send_all(line({"method": "notifications/initialized"}))
+            logging = {"name": "test_tool_with_logging", "arguments": {}}
+            simple = {"name": "test_simple_text", "arguments": {}}
+            await agent_in.send_all(
+                line({"id": 2, "method": "tools/call", "params": logging})
+                + line({"id": 3, "method": "tools/call", "params": simple})
+            )
+            got = await answers(5)  # three log messages and two answers
+            await agent_in.aclose()
+    assert sorted(m["id"] for m in got if "id" in m) == [2, 3]
+    recording = proxy.recording()
+    by_tool = dict(
+        zip(
+            [r.tool_name for r in recording.universe.recordings],
+            recording.additions.server_messages,
+            strict=True,
+        )
+    )
+    assert [m["params"]["data"] for m in by_tool["test_tool_with_logging"]] == [
+        "Tool execution started",
+        "Tool processing data",
+        "Tool execution completed",
+    ]
+    assert by_tool["test_simple_text"] == []
