@@ -283,7 +283,8 @@ class ReverseProxyApp:
         except httpx2.HTTPError as exc:
             await self._failed(send, messages, f"broke the connection: {exc}", 502)
             return
-        self._tap_answer(body)
+        is_request, request_id = _request_id(messages)
+        self._tap_answer(body, request_id if is_request else None)
         headers.append((b"content-length", str(len(body)).encode()))
         agent = _AgentStream(send)
         await agent.send(

@@ -142,7 +142,7 @@ class HTTPLink:
     def _received(self, body: bytes, request: dict[str, Any]) -> bytes:
         messages = decode_messages(body)
         for received in messages:
-            self.tap.observe("s2c", received)
+            self.tap.observe("s2c", received, stream=request["id"])
             self._note_version(request, received)
         if not messages:
             raise UpstreamFailure(f"answered something that is not JSON-RPC: {body[:200]!r}")

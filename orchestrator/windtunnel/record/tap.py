@@ -140,6 +140,11 @@ class SessionTap:
                     method, message.get("params"), now, entry=entry
                 )
                 return None
+        if message.get("id", False) is None and "error" in message and stream is not None:
+            # An error with `id: null` (the server could not read the request's id, e.g. a
+            # handshake-era server refusing `server/discover`) on a request's own HTTP answer
+            # answers that request.
+            message = {**message, "id": stream}
         if "id" not in message or not _hashable_id(message["id"]):
             return None
         key = msgspec.json.encode(message["id"])
