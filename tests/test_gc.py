@@ -80,7 +80,9 @@ async def test_wt_serve_tunes_the_collector_once_started(
 
     monkeypatch.setattr(serve_main, "tune_gc_for_serving", freeze)
     servers = {"compat": RecordedMCPServer(COMPAT_UNIVERSE, name="compat")}
-    args = argparse.Namespace(host="127.0.0.1", port=0, feed_port=None)
+    args = argparse.Namespace(
+        host="127.0.0.1", port=0, feed_port=None, allow_host=[], allow_origin=[]
+    )
     stderr = PipeWriter(2, notice=drop_notice)
     sink = JsonLinesSink(io.StringIO())
     with trio.fail_after(20):

@@ -1,196 +1,212 @@
-"""DNS rebinding: every bind address checks Host and Origin exactly, on every path and the feed."""
+"""The one Host/Origin check every listener asks (`trusted_hosts`), and the names it can be given."""
 
 from __future__ import annotations
 
-import json
 import socket
-from typing import Any
 
-import httpx2
 import pytest
-import trio
-from trio_websocket import ConnectionRejected, open_websocket_url
 
-from tests.compat import COMPAT_UNIVERSE
-from windtunnel.actors.websocket_feed import WebSocketFeed
-from windtunnel.mcp import RecordedMCPServer
-from windtunnel.trusted_hosts import TrustedHosts
+from windtunnel.errors import ConfigError
+from windtunnel.trusted_hosts import (
+    HOST_REFUSED,
+    ORIGIN_REFUSED,
+    AllowedNames,
+    Refusal,
+    TrustedHosts,
+)
 
-HEADERS = {
-    "Content-Type": "application/json",
-    "Accept": "application/json, text/event-stream",
-    "MCP-Protocol-Version": "2025-11-25",
-}
-PLAIN_CALL = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "tools/call",
-    "params": {"name": "motd", "arguments": {}},
-}
-# An extra params key: not a plain call, so the SDK answers it (the fast path never sees it).
-SDK_CALL = {**PLAIN_CALL, "params": {**PLAIN_CALL["params"], "task": None}}
-TOOLS_LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
+OK = None
+HOST = HOST_REFUSED
+ORIGIN = ORIGIN_REFUSED
 
 
 @pytest.mark.parametrize(
-    ("bind", "host", "origin", "allowed"),
+    ("bind", "host", "origin", "verdict"),
     [
-        ("127.0.0.1", "127.0.0.1:8000", None, True),
-        ("127.0.0.1", "localhost:8000", "http://localhost:3000", True),
-        ("127.0.0.1", "[::1]:8000", "https://[::1]", True),
-        ("127.0.0.1", "127.0.0.1:8001", None, False),
-        ("127.0.0.1", "127.0.0.1", None, False),
-        ("127.0.0.1", "127.0.0.1:8000.evil.example", None, False),
-        ("127.0.0.1", "127.0.0.1:8000@evil.example", None, False),
-        ("127.0.0.1", "evil.example:8000", None, False),
-        ("127.0.0.1", None, None, False),
-        ("127.0.0.1", "127.0.0.1:8000", "http://evil.example", False),
-        ("127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1.evil.example:8000", False),
-        ("127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1:", False),
-        ("127.0.0.1", "127.0.0.1:8000", "null", False),
-        ("127.0.0.1", "127.0.0.1:8000", "file://", False),
-        ("127.0.0.2", "127.0.0.2:8000", None, True),
-        ("127.0.0.2", "localhost:8000", "http://127.0.0.2:8000", True),
-        ("127.0.0.2", "evil.example:8000", None, False),
-        ("127.0.0.2", "127.0.0.2:8000", "http://evil.example", False),
-        ("::1", "[::1]:8000", None, True),
-        ("::1", "::1:8000", None, False),
-        ("10.1.2.3", "10.1.2.3:8000", "http://10.1.2.3:8000", True),
-        ("10.1.2.3", "localhost:8000", None, False),
-        ("10.1.2.3", "10.1.2.3:8000", "http://evil.example", False),
-        ("0.0.0.0", "192.168.7.9:8000", "http://192.168.7.9:8000", True),
-        ("0.0.0.0", "[fe80::1]:8000", None, True),
-        ("0.0.0.0", "localhost:8000", None, True),
-        ("0.0.0.0", "192.168.7.9:8001", None, False),
-        ("0.0.0.0", "evil.example:8000", None, False),
-        ("0.0.0.0", "192.168.7.9:8000", "http://evil.example:8000", False),
-        ("myhost.lan", "myhost.lan:8000", None, True),
-        ("myhost.lan", "MyHost.LAN:8000", None, True),
+        ("127.0.0.1", "127.0.0.1:8000", None, OK),
+        ("127.0.0.1", "localhost:8000", "http://localhost:8000", OK),
+        ("127.0.0.1", "LOCALHOST:8000", "HTTP://LocalHost:8000", OK),
+        ("127.0.0.1", "[::1]:8000", "http://[0:0::1]:8000", OK),
+        ("127.0.0.1", "[0:0:0:0:0:0:0:1]:8000", None, OK),
+        ("127.0.0.1", "127.0.0.1:08000", None, OK),
+        ("127.0.0.1", "127.0.0.1:8001", None, HOST),
+        ("127.0.0.1", "127.0.0.1", None, HOST),
+        ("127.0.0.1", "127.0.0.1:", None, HOST),
+        ("127.0.0.1", "localhost.:8000", None, HOST),
+        ("127.0.0.1", "127.000.0.1:8000", None, HOST),
+        ("127.0.0.1", "127.0.0.1:8000.evil.example", None, HOST),
+        ("127.0.0.1", "127.0.0.1:8000@evil.example", None, HOST),
+        ("127.0.0.1", "evil.example:8000", None, HOST),
+        ("127.0.0.1", "replay:8000", None, HOST),
+        ("127.0.0.1", None, None, HOST),
+        ("127.0.0.1", "evil.example:8000", "http://evil.example", HOST),
+        ("127.0.0.1", "127.0.0.1:8000", "http://localhost:3000", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "https://127.0.0.1:8000", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1:8000/", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "http://evil.example", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1.evil.example:8000", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "http://127.0.0.1:", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "null", ORIGIN),
+        ("127.0.0.1", "127.0.0.1:8000", "file://", ORIGIN),
+        ("127.0.0.2", "127.0.0.2:8000", None, OK),
+        ("127.0.0.2", "localhost:8000", "http://127.0.0.2:8000", OK),
+        ("127.0.0.2", "evil.example:8000", None, HOST),
+        ("127.0.0.2", "127.0.0.2:8000", "http://evil.example", ORIGIN),
+        ("::1", "[::1]:8000", None, OK),
+        ("::1", "::1:8000", None, HOST),
+        ("10.1.2.3", "10.1.2.3:8000", "http://10.1.2.3:8000", OK),
+        ("10.1.2.3", "localhost:8000", None, HOST),
+        ("10.1.2.3", "10.1.2.3:8000", "http://evil.example", ORIGIN),
+        ("0.0.0.0", "192.168.7.9:8000", "http://192.168.7.9:8000", OK),
+        ("0.0.0.0", "[fe80::1]:8000", None, OK),
+        ("0.0.0.0", "localhost:8000", None, OK),
+        ("0.0.0.0", "192.168.7.9:8001", None, HOST),
+        ("0.0.0.0", "evil.example:8000", None, HOST),
+        ("0.0.0.0", "192.168.7.9:8000", "http://evil.example:8000", ORIGIN),
+        ("myhost.lan", "myhost.lan:8000", None, OK),
+        ("MyHost.Lan", "MyHost.LAN:8000", None, OK),
     ],
 )
-def test_trusted_hosts_rule(bind: str, host: str | None, origin: str | None, allowed: bool) -> None:
-    """Host must be a name of the bind address with a bound port, exactly; Origin a local page."""
-    assert TrustedHosts(bind, [8000]).allows(host, origin) is allowed
+def test_the_rule(bind: str, host: str | None, origin: str | None, verdict: Refusal | None) -> None:
+    """Host: a name of the bind address (no case, IP literals by value) with a bound port;
+    Origin: none, or `http://` and a name and port the Host rule takes."""
+    trusted = TrustedHosts(bind, [8000])
+    assert trusted.refusal(host, origin) == verdict
+    assert trusted.refusal(host, origin) == verdict  # the memoised verdict is the same
 
 
 def test_port_80_also_takes_a_bare_host() -> None:
     """On port 80 a Host without a port is the same address; on any other port it is not."""
-    assert TrustedHosts("127.0.0.1", [80]).allows("localhost", None) is True
-    assert TrustedHosts("127.0.0.1", [8080]).allows("localhost", None) is False
+    assert TrustedHosts("127.0.0.1", [80]).refusal("localhost", None) is None
+    assert TrustedHosts("127.0.0.1", [80]).refusal("localhost", "http://localhost") is None
+    assert TrustedHosts("127.0.0.1", [8080]).refusal("localhost", None) == HOST_REFUSED
 
 
 def test_a_wildcard_bind_takes_this_machines_name() -> None:
     """A wildcard bind answers the machine's own host name, on the bound port only."""
     name = socket.gethostname()
-    assert TrustedHosts("0.0.0.0", [8000]).allows(f"{name}:8000", None) is True
-    assert TrustedHosts("0.0.0.0", [8000]).allows(f"{name}:9000", None) is False
+    assert TrustedHosts("0.0.0.0", [8000]).refusal(f"{name}:8000", None) is None
+    assert TrustedHosts("0.0.0.0", [8000]).refusal(f"{name}:9000", None) == HOST_REFUSED
 
 
-async def _post(http: httpx2.AsyncClient, url: str, body: Any, **headers: str) -> int:
-    response = await http.post(url, content=json.dumps(body), headers={**HEADERS, **headers})
-    return response.status_code
-
-
-@pytest.mark.parametrize("bind", ["127.0.0.1", "127.0.0.2", "127.5.6.7"])
-async def test_every_path_refuses_a_rebound_host_and_a_foreign_origin(bind: str) -> None:
-    """On any loopback bind, the fast path, the SDK path, tools/list and HTTP/2 answer 421 to a
-    foreign Host and 403 to a foreign Origin; none of them reaches the recording."""
-    server = RecordedMCPServer(COMPAT_UNIVERSE)
-    statuses: dict[str, list[int]] = {}
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            url = await server.start(nursery, host=bind)
-            authority = url.split("/")[2]
-            for label, client in (
-                ("http/1.1", httpx2.AsyncClient(timeout=10)),
-                ("http/2", httpx2.AsyncClient(http1=False, http2=True, timeout=10)),
-            ):
-                async with client as http:
-                    for name, body in (
-                        ("plain", PLAIN_CALL),
-                        ("sdk", SDK_CALL),
-                        ("list", TOOLS_LIST),
-                    ):
-                        statuses[f"{label} {name}"] = [
-                            await _post(http, url, body, Host="evil.example"),
-                            await _post(http, url, body, Host=f"evil.example:{authority[-5:]}"),
-                            await _post(http, url, body, Origin="http://evil.example"),
-                            await _post(http, url, body, Origin=f"http://{authority}.evil.example"),
-                            await _post(http, url, body),
-                        ]
-            await server.stop()
-    assert statuses == {
-        f"{label} {name}": [421, 421, 403, 403, 200]
-        for label in ("http/1.1", "http/2")
-        for name in ("plain", "sdk", "list")
-    }
-    assert [call.tool_name for call in server.call_log()] == ["motd"] * 4
-
-
-async def test_a_get_or_delete_under_a_rebound_host_is_refused() -> None:
-    """Methods other than POST are checked too (the SDK's own check stops at loopback binds)."""
-    server = RecordedMCPServer(COMPAT_UNIVERSE)
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            url = await server.start(nursery, host="127.0.0.2")
-            async with httpx2.AsyncClient(timeout=10) as http:
-                get = await http.get(url, headers={**HEADERS, "Host": "evil.example"})
-                delete = await http.delete(
-                    url, headers={**HEADERS, "Origin": "http://evil.example"}
-                )
-            await server.stop()
-    assert (get.status_code, get.text) == (421, "Invalid Host header")
-    assert (delete.status_code, delete.text) == (403, "Invalid Origin header")
-
-
-async def test_two_host_headers_are_refused() -> None:
-    """A request with two Host headers, one of them ours, is refused (h11's 400) and not run."""
-    server = RecordedMCPServer(COMPAT_UNIVERSE)
-    body = json.dumps(PLAIN_CALL).encode()
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            url = await server.start(nursery)
-            authority = url.split("/")[2]
-            host, port = authority.rsplit(":", 1)
-            stream = await trio.open_tcp_stream(host, int(port))
-            async with stream:
-                await stream.send_all(
-                    b"POST /mcp HTTP/1.1\r\nHost: %s\r\nHost: evil.example\r\n"
-                    b"Content-Type: application/json\r\nAccept: application/json\r\n"
-                    b"Content-Length: %d\r\n\r\n%s" % (authority.encode(), len(body), body)
-                )
-                reply = b""
-                while b"\r\n\r\n" not in reply:
-                    reply += await stream.receive_some(65536)
-            await server.stop()
-    assert reply.startswith(b"HTTP/1.1 400 ")
-    assert server.call_log() == []
-
-
-@pytest.mark.parametrize("bind", ["127.0.0.1", "127.0.0.2", "127.9.9.9"])
 @pytest.mark.parametrize(
-    ("origin", "accepted"),
+    ("hosts", "origins", "verdict"),
     [
-        (None, True),
-        ("http://localhost:3000", True),
-        ("http://evil.example", False),
-        ("http://127.0.0.1.evil.example", False),
+        (["localhost:8000"], [], OK),
+        ([], [], HOST),
+        (["localhost:8000", "localhost:8000"], [], HOST),
+        (["localhost:8000"], ["http://localhost:8000", "http://localhost:8000"], ORIGIN),
+        (["evil.example:8000"], ["http://a", "http://b"], HOST),
     ],
 )
-async def test_the_event_feed_checks_origin_on_every_bind(
-    bind: str, origin: str | None, accepted: bool
+def test_a_header_sent_twice_is_refused(
+    hosts: list[str], origins: list[str], verdict: Refusal | None
 ) -> None:
-    """The WebSocket feed refuses a page of a foreign Origin (403) on any loopback bind."""
-    feed = WebSocketFeed(host=bind)
-    headers = [(b"Origin", origin.encode())] if origin is not None else []
-    with trio.fail_after(30):
-        async with trio.open_nursery() as nursery:
-            url = await nursery.start(feed.run)
-            try:
-                async with open_websocket_url(url, extra_headers=headers) as ws:
-                    got = json.loads(await ws.get_message())["event"]
-            except ConnectionRejected as exc:
-                got = str(exc.status_code)
-            await feed.aclose()
-            nursery.cancel_scope.cancel()
-    assert got == ("feed_subscribed" if accepted else "403")
+    """No Host or two is a foreign host; two Origins a foreign origin (the Host judged first)."""
+    assert TrustedHosts("127.0.0.1", [8000]).judge(hosts, origins) == verdict
+
+
+def test_judge_headers_reads_host_and_origin_from_header_pairs() -> None:
+    """ASGI header pairs: the same verdicts as `judge` on the values."""
+    trusted = TrustedHosts("127.0.0.1", [8000])
+    assert trusted.judge_headers([(b"host", b"localhost:8000"), (b"accept", b"*/*")]) is None
+    assert trusted.judge_headers([(b"host", b"localhost:8000"), (b"origin", b"null")]) == ORIGIN
+    assert trusted.judge_headers([(b"accept", b"*/*")]) == HOST
+
+
+ALLOWED = AllowedNames.parse(
+    ["replay", "Forwarded.Example:9000", "[::1]:7000", "10.0.0.5:81"],
+    ["https://Dash.Example", "http://localhost:3000"],
+)
+
+
+@pytest.mark.parametrize(
+    ("host", "origin", "verdict"),
+    [
+        ("replay:8000", None, OK),
+        ("REPLAY:8000", "http://replay:8000", OK),
+        ("replay:8001", None, HOST),
+        ("replay", None, HOST),
+        ("forwarded.example:9000", None, OK),
+        ("forwarded.example:8000", None, HOST),
+        ("[0::1]:7000", None, OK),
+        ("10.0.0.5:81", None, OK),
+        ("127.0.0.1:8000", "https://dash.example", OK),
+        ("127.0.0.1:8000", "https://dash.example:443", OK),
+        ("127.0.0.1:8000", "http://dash.example", ORIGIN),
+        ("127.0.0.1:8000", "https://dash.example:8443", ORIGIN),
+        ("127.0.0.1:8000", "http://localhost:3000", OK),
+        ("127.0.0.1:8000", "http://localhost:3001", ORIGIN),
+        ("127.0.0.1:8000", "http://forwarded.example:9000", OK),
+        ("127.0.0.1:8000", "https://forwarded.example:9000", ORIGIN),
+        ("127.0.0.1:8000", "http://evil.example", ORIGIN),
+        ("evil.example:8000", None, HOST),
+        ("127.0.0.1:8001", None, HOST),
+    ],
+)
+def test_allowed_names_extend_the_set(
+    host: str, origin: str | None, verdict: Refusal | None
+) -> None:
+    """`NAME` on a bound port, `NAME:PORT` exactly, origins exactly (default ports filled in);
+    the bind address's own names still answer and nothing else does."""
+    assert TrustedHosts("127.0.0.1", [8000], ALLOWED).refusal(host, origin) == verdict
+
+
+@pytest.mark.parametrize(
+    ("hosts", "origins", "message"),
+    [
+        (
+            ["*"],
+            [],
+            "allowed_hosts: '*': a wildcard would answer every name and switch the DNS-rebinding check off",
+        ),
+        (["*.example:80"], [], "a wildcard would answer every name"),
+        (["replay:*"], [], "a wildcard would answer every name"),
+        (
+            ["http://replay:8000"],
+            [],
+            "'http://replay:8000' is a URL; give the host as a client sends it in `Host`: HOST or HOST:PORT",
+        ),
+        (
+            ["replay:0"],
+            [],
+            "expected HOST or HOST:PORT (a host name, an IPv4 address or an IPv6 address in brackets; a port from 1 to 65535), got 'replay:0'",
+        ),
+        (["replay:65536"], [], "got 'replay:65536'"),
+        (["replay:"], [], "got 'replay:'"),
+        ([""], [], "got ''"),
+        (["fe80::1"], [], "got 'fe80::1'"),
+        (["a b"], [], "got 'a b'"),
+        (["user@replay"], [], "got 'user@replay'"),
+        ("replay", [], "allowed_hosts: expected a list of values, got one string: 'replay'"),
+        ([], ["*"], "allowed_origins: '*': a wildcard would let any web page call the server"),
+        ([], ["https://*.example"], "a wildcard would let any web page call the server"),
+        (
+            [],
+            ["null"],
+            "allowed_origins: 'null' is the origin of every sandboxed frame and local file",
+        ),
+        (
+            [],
+            ["localhost:3000"],
+            "expected http://HOST[:PORT] or https://HOST[:PORT], got 'localhost:3000'",
+        ),
+        ([], ["ftp://files.example"], "got 'ftp://files.example'"),
+        (
+            [],
+            ["http://a.example/"],
+            "an origin has no path: 'http://a.example', not 'http://a.example/'",
+        ),
+        ([], ["http://a.example:99999"], "expected http://HOST[:PORT]"),
+        ([], "http://a.example", "allowed_origins: expected a list of values, got one string"),
+    ],
+)
+def test_a_bad_allowed_value_is_one_clear_error(
+    hosts: list[str], origins: list[str], message: str
+) -> None:
+    """A wildcard, `null`, a URL for a host, a path in an origin, a bad port: a `ConfigError`
+    naming the option and the value, never a check switched off."""
+    with pytest.raises(ConfigError) as caught:
+        AllowedNames.parse(hosts, origins)
+    assert message in str(caught.value)

@@ -17,8 +17,10 @@ from typing import Final
 from .errors import InputError
 
 __all__ = [
+    "LINK_REFUSED",
     "MAX_INPUT_BYTES",
     "MAX_PACK_BYTES",
+    "file_kind",
     "input_limit",
     "read_input",
 ]
@@ -28,6 +30,9 @@ MAX_INPUT_BYTES: Final = 256 * 1024 * 1024
 MAX_PACK_BYTES: Final = 16 * 1024 * 1024
 """Limit of a TOML pack: scenarios and paths, never recorded data."""
 LIMIT_VARIABLE: Final = "WT_MAX_INPUT_BYTES"
+LINK_REFUSED: Final = "is a symbolic link, not a regular file: a run directory's files are its own"
+"""Why a file read with `nofollow` (a run directory's) is refused when it is a link."""
+_NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 
 _KINDS = (
     (stat.S_ISDIR, "a directory"),
@@ -52,6 +57,11 @@ def input_limit() -> int:
     return value
 
 
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular one is, for messages ("a FIFO (named pipe)")."""
+    return _kind(mode)
+
+
 def _kind(mode: int) -> str:
     for test, name in _KINDS:
         if test(mode):
@@ -65,19 +75,23 @@ def read_input(
     what: str,
     error: type[InputError] = InputError,
     limit: int | None = None,
+    nofollow: bool = False,
 ) -> bytes:
     """The bytes of the regular file `path`, at most `limit` of them (default `input_limit()`).
 
     `what` names the file's role in messages ("a universe file"); every refusal is an `error`
-    naming the file.
+    naming the file. With `nofollow`, a symbolic link is refused too (`LINK_REFUSED`).
     """
     file = os.fspath(path)
     cap = input_limit() if limit is None else limit
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
     try:
-        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
+        fd = os.open(file, flags | (_NOFOLLOW if nofollow else 0))
     except FileNotFoundError:
         raise error("no such file", file=file) from None
     except OSError as exc:
+        if nofollow and os.path.islink(file):
+            raise error(LINK_REFUSED, file=file) from None
         raise error(f"cannot read: {exc.strerror or exc}", file=file) from None
     try:
         info = os.fstat(fd)

@@ -9,12 +9,12 @@ from __future__ import annotations
 import os
 import re
 import weakref
-from pathlib import Path
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
 from ._gc import paused_gc
+from .atomic_write import atomic_write
 from .canonical import nested_deeper_than
 from .errors import UniverseError
 from .input_files import read_input
@@ -345,12 +345,5 @@ def encode_universe(universe: Universe) -> bytes:
 
 
 def write_universe(universe: Universe, path: str | os.PathLike[str]) -> None:
-    """Write atomically: a reader never sees half a universe."""
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    try:
-        tmp.write_bytes(encode_universe(universe))
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise UniverseError(f"cannot write: {exc.strerror}", file=os.fspath(target)) from None
+    """Write atomically: a reader never sees half a universe (`atomic_write`)."""
+    atomic_write(path, encode_universe(universe), error=UniverseError)

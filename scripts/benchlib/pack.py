@@ -116,8 +116,8 @@ def _instrumented(timers: _Timers) -> Any:
     import mcp
 
     from windtunnel.actors.fleet import Fleet
+    from windtunnel.rundir.results import RunWriter
     from windtunnel.runner import pack_run
-    from windtunnel.runner.results import RunWriter
 
     saved: list[tuple[Any, str, Any]] = []
 

@@ -39,10 +39,10 @@ from typing import Any
 
 import msgspec
 
-from windtunnel.runner.results import read_results
+from windtunnel.rundir.manifest import ShardManifest, write_manifest
+from windtunnel.rundir.merge import merge_runs, write_run
+from windtunnel.rundir.results import read_results
 from windtunnel.runner.trace import Trace
-from windtunnel.scale.manifest import ShardManifest, write_manifest
-from windtunnel.scale.merge import merge_runs, write_run
 from windtunnel.scale.shards import ShardSpec, plan_hash, shard_of
 
 from .report import BenchResult, finish_data, header, start_data

@@ -8,6 +8,7 @@ import subprocess
 from typing import Any
 
 import mcp
+import pytest
 import trio
 from trio_websocket import open_websocket_url
 
@@ -52,10 +53,15 @@ async def test_a_subscriber_that_never_reads_does_not_slow_the_fleet() -> None:
     assert memory.named("fleet_stopped")[0]["dropped"] >= dropped_while_stuck
 
 
-async def test_wt_watch_follows_a_serve_feed() -> None:
-    """`wt watch` prints the feed of `wt serve --feed-port 0`, with a filter, and exits cleanly."""
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1"])
+async def test_wt_watch_follows_a_serve_feed(host: str) -> None:
+    """`wt watch` prints the feed of `wt serve --feed-port 0`, with a filter, and exits cleanly
+    (on an IPv6 bind too: the feed's URL brackets the address and `wt watch` sends it so)."""
     with trio.fail_after(60):
-        async with wt_serve(str(COMPAT_UNIVERSE), "--feed-port", "0") as (serve, first):
+        async with wt_serve(str(COMPAT_UNIVERSE), "--host", host, "--feed-port", "0") as (
+            serve,
+            first,
+        ):
             url = first.decode().strip()
             assert serve.stderr is not None
             banner = await read_until(serve.stderr, b"event feed: ws://")

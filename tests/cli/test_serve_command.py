@@ -10,6 +10,7 @@ import tty
 from pathlib import Path
 from typing import Any
 
+import httpx2
 import mcp
 import pytest
 import trio
@@ -17,7 +18,9 @@ import trio
 from tests.cli.test_universe_commands import EXAMPLE
 from tests.compat import BLUEWING, COMPAT_UNIVERSE, TOOL_NAMES
 from tests.mcp.stdio_session import MODERN_META
-from tests.processes import WT, wt_serve, wt_serve_stdio
+from tests.processes import WT, read_until, wt_serve, wt_serve_stdio
+from tests.test_trusted_hosts_listeners import PLAIN_CALL as MOTD
+from tests.test_trusted_hosts_listeners import TOOLS_LIST, handshake, post
 
 
 @pytest.mark.parametrize("stop_signal", [signal.SIGTERM, signal.SIGINT])
@@ -221,6 +224,11 @@ async def test_wt_serve_stdio_with_stdout_on_a_terminal() -> None:
             "wt: error: <command line>: --stdio speaks MCP on stdin/stdout and binds no socket: "
             "drop --port, --feed-port\n",
         ),
+        (
+            ["serve", "--stdio", "--allow-host", "replay", "--allow-origin", "http://a", "x.json"],
+            "wt: error: <command line>: --stdio speaks MCP on stdin/stdout and binds no socket: "
+            "drop --allow-host, --allow-origin\n",
+        ),
         (["serve", "--port", "9", "a=x.json", "b=x.json"], "--port needs exactly one universe"),
         (["serve", "a=x.json", "a=y.json"], "upstream name 'a' is used twice"),
         (["serve", "/no/such.universe.json"], "/no/such.universe.json: no such file"),
@@ -338,3 +346,78 @@ async def test_wt_serve_stdio_stops_on_signal(stop_signal: signal.Signals) -> No
     assert json.loads(answered)["id"] == 1
     assert code == 0, stderr.decode()[-2000:]
     assert b"Traceback" not in stderr
+
+
+async def test_wt_serve_allow_host_and_origin_extend_what_it_answers() -> None:
+    """`Host: replay:8000` (a compose service name) is 421 from a plain `wt serve` and answered
+    with `--allow-host replay:8000`, by the server and the event feed; a page outside
+    `--allow-origin` still gets 403, another port of the name still 421."""
+    replay = {"Host": "replay:8000"}
+    with trio.fail_after(60):
+        async with wt_serve(str(COMPAT_UNIVERSE)) as (process, first):
+            url = first.decode().strip()
+            async with httpx2.AsyncClient(timeout=10) as http:
+                without = await post(http, url, MOTD)("replay:8000", None)
+            process.send_signal(signal.SIGTERM)
+            await process.wait()
+        async with wt_serve(
+            "--allow-host",
+            "replay:8000",
+            "--allow-origin",
+            "https://dash.example",
+            "--feed-port",
+            "0",
+            str(COMPAT_UNIVERSE),
+        ) as (process, first):
+            url = first.decode().strip()
+            assert process.stderr is not None
+            banner = await read_until(process.stderr, b"event feed: ws://")
+            while b"\n" not in banner.split(b"event feed: ")[1]:
+                banner += await process.stderr.receive_some()
+            feed_url = banner.split(b"event feed: ")[1].split()[0].decode()
+            async with httpx2.AsyncClient(timeout=10) as http:
+                call, listing = post(http, url, MOTD), post(http, url, TOOLS_LIST)
+                statuses = [
+                    await call(replay["Host"], None),
+                    await listing(replay["Host"], "https://dash.example"),
+                    await call(replay["Host"], "http://evil.example"),
+                    await call("replay:8001", None),
+                    await handshake(feed_url)(replay["Host"], "https://dash.example"),
+                    await handshake(feed_url)(replay["Host"], "http://dash.example"),
+                ]
+            process.send_signal(signal.SIGTERM)
+            await process.wait()
+    assert without == 421
+    assert statuses == [200, 200, 403, 421, 101, 403]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["serve", "--allow-host", "*", "x.json"],
+            "argument --allow-host: '*': a wildcard would answer every name and switch the "
+            "DNS-rebinding check off; name each host the server is reached by (HOST or HOST:PORT)",
+        ),
+        (
+            ["serve", "--allow-origin", "null", "x.json"],
+            "argument --allow-origin: 'null' is the origin of every sandboxed frame and local file",
+        ),
+        (
+            ["serve", "--allow-origin", "http://localhost:3000/", "x.json"],
+            "argument --allow-origin: an origin has no path: 'http://localhost:3000', "
+            "not 'http://localhost:3000/'",
+        ),
+    ],
+)
+def test_wt_serve_refuses_a_wildcard_or_a_bad_allowed_value(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A value that would switch the check off, or is not a host or an origin, is a usage
+    error (exit 2) naming the option and the value."""
+    from windtunnel.cli.main import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    assert message in capsys.readouterr().err

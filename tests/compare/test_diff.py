@@ -12,7 +12,7 @@ import pytest
 
 from windtunnel.cli.main import main
 from windtunnel.mcp.recorded import RecordedMCPServer
-from windtunnel.runner.results import write_traces
+from windtunnel.rundir.results import write_traces
 from windtunnel.runner.scoring import evaluate, no_divergence
 from windtunnel.runner.trace import Trace, warnings_from_calls
 

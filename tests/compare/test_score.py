@@ -25,9 +25,10 @@ def test_unchanged_rules_reproduce_the_run_exactly(
     assert main(["score", str(v2), "-o", str(out)]) == 1
     captured = capsys.readouterr()
     assert captured.out == f"{out}\n"
-    assert captured.err.splitlines()[0] == (
-        "support-demo: re-scored 3 unit(s): FAILED: 0 passed, 3 failed, 0 errors; 0 changed status"
-    )
+    assert captured.err.splitlines()[:2] == [
+        f"pack: {DEMO} (recorded in {v2 / 'pack.json'})",
+        "support-demo: re-scored 3 unit(s): FAILED: 0 passed, 3 failed, 0 errors; 0 changed status",
+    ]
     for name in OUTPUTS:
         assert (out / name).read_bytes() == (v2 / name).read_bytes(), name
     traces = sorted(p.name for p in (v2 / "traces").iterdir())
@@ -50,7 +51,8 @@ def test_a_changed_policy_applies_to_the_stored_traces(
     capsys.readouterr()
     assert main(["score", str(v1), "--pack", str(pack), "-o", str(out)]) == 1
     err = capsys.readouterr().err.splitlines()
-    assert err[:2] == [
+    assert err[:3] == [
+        f"pack: {pack} (--pack)",
         "support-demo: re-scored 3 unit(s): FAILED: 2 passed, 1 failed, 0 errors; 1 changed status",
         "changed: client-contact-lookup#0",
     ]
@@ -96,6 +98,7 @@ def test_score_refuses_what_it_cannot_score(
     other.write_text('[pack]\nname = "other"\n[[scenario]]\nname = "x"\ntask = "t"\n')
     assert main(["score", str(v1), "--pack", str(other), "-o", str(tmp_path / "o")]) == 2
     assert capsys.readouterr().err == (
+        f"pack: {other} (--pack)\n"
         f"wt: error: {other}: pack 'other' has no scenario 'client-contact-lookup', "
         "'double-charge-refund', 'ticket-history': the run cannot be scored with it\n"
     )

@@ -132,6 +132,10 @@ def test_upstream_words_are_split_into_urls_commands_and_options() -> None:
         (["record", "-o", "d", "a=http://h/mcp", "a=--", "x"], "upstream name 'a' is used twice"),
         (["record", "-o", "x.json", "--redact", "colour:x", "http://h/mcp"], "unknown rule kind"),
         (["record", "-o", "x.json", "--"], "no command after '--'"),
+        (
+            ["record", "-o", "x.json", "crm=ftp://u:pw-secret@h/x?k=tok-secret"],
+            "'crm=ftp://[REDACTED]@h/x?k=[REDACTED]': expected NAME=URL",
+        ),
     ],
 )
 def test_bad_usage_is_one_line_and_exit_2(

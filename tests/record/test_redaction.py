@@ -15,6 +15,7 @@ from tests.record.upstreams import SDK_UPSTREAM
 from windtunnel.errors import ConfigError
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.record import RecordingProxy
+from windtunnel.record.credentials import mask_url, mask_urls_in
 from windtunnel.record.redact import RedactionRules, Redactor, load_rules_file, parse_rule
 
 CALL_RESULT = {
@@ -138,3 +139,86 @@ async def test_a_recorded_secret_never_reaches_the_files_and_replay_still_matche
     assert [call.divergence for call in server.call_log()] == [None, None]
     assert recording.redacted == {"key:api_key": 1}
     assert recording.secrets_left == []
+
+
+def test_a_secret_used_as_an_object_key_is_replaced_there_too() -> None:
+    """A regex finds the secret in a key; the key becomes its placeholder, as does the same
+    value anywhere else, so an agent passing it back still matches."""
+    result = {"structuredContent": {SECRET: {"owner": "ana"}}, "content": [{"text": SECRET}]}
+    args, redacted_result, summary = redacted(
+        parse_rule(r"regex:sk-live-[0-9a-f]+"), {"key": SECRET}, result
+    )
+    assert redacted_result == {
+        "structuredContent": {"[REDACTED:1]": {"owner": "ana"}},
+        "content": [{"text": "[REDACTED:1]"}],
+    }
+    assert args == {"key": "[REDACTED:1]"}
+    assert summary == {"regex:sk-live-[0-9a-f]+": 1}
+
+
+def test_a_secret_number_is_replaced_in_the_json_text_and_in_prose() -> None:
+    """`key:pin` finds 482193 in the structured result: in the JSON text block it becomes the
+    quoted placeholder (the text stays the JSON of the redacted value), in prose the bare one,
+    and digits that are part of a longer number are left alone."""
+    structured = {"pin": 482193, "card": "visa"}
+    result = {
+        "structuredContent": structured,
+        "content": [
+            {"type": "text", "text": json.dumps(structured, indent=2)},
+            {"type": "text", "text": "PIN 482193 (not 1482193 or 482193.5); note: 'pin 482193'"},
+        ],
+    }
+    _, redacted_result, summary = redacted(parse_rule("key:pin"), {}, result)
+    assert isinstance(redacted_result, dict)
+    expected = {"pin": "[REDACTED:1]", "card": "visa"}
+    assert redacted_result["structuredContent"] == expected
+    assert redacted_result["content"][0]["text"] == json.dumps(expected, indent=2)
+    assert redacted_result["content"][1]["text"] == (
+        "PIN [REDACTED:1] (not 1482193 or 482193.5); note: 'pin [REDACTED:1]'"
+    )
+    assert summary == {"key:pin": 1}
+
+
+def test_a_secret_with_characters_json_escapes_is_found_in_the_text_block() -> None:
+    """A password with a quote and a non-ASCII letter stands escaped in the JSON text block
+    (`\\"`, `\\u00e9`); that spelling is replaced too."""
+    password = 'pa"ssé-word'
+    structured = {"password": password}
+    result = {"structuredContent": structured, "content": [{"text": json.dumps(structured)}]}
+    _, redacted_result, _ = redacted(parse_rule("key:password"), {}, result)
+    assert isinstance(redacted_result, dict)
+    assert redacted_result["content"][0]["text"] == '{"password": "[REDACTED:1]"}'
+
+
+def test_rules_that_found_nothing_are_named() -> None:
+    """`unmatched` lists the rules with no find, named as in the summary."""
+    rules = parse_rule("key:API_KEY")
+    rules.extend(parse_rule("regex:sk-live-[0-9a-f]+"))
+    rules.extend(parse_rule("path:$.args.card"))
+    redactor = Redactor(rules)
+    redactor.see_call({"note": f"key {SECRET}"}, None)
+    assert redactor.unmatched() == ["key:api_key", "path:$.args.card"]
+
+
+@pytest.mark.parametrize(
+    ("url", "shown"),
+    [
+        ("https://user:pass@host/mcp", "https://[REDACTED]@host/mcp"),
+        ("https://ghp_token@host/mcp", "https://[REDACTED]@host/mcp"),
+        (
+            "http://h:8/mcp?token=sk&format=json&flag",
+            "http://h:8/mcp?token=[REDACTED]&format=[REDACTED]&[REDACTED]",
+        ),
+        ("http://h/mcp?token=[REDACTED:2]#frag", "http://h/mcp?token=[REDACTED:2]#[REDACTED]"),
+        ("postgres://u:p@db/x?sslmode=require", "postgres://[REDACTED]@db/x?sslmode=[REDACTED]"),
+        ("http://[::1]:80/mcp", "http://[::1]:80/mcp"),
+        ("http://[::1/broken?x=1", "http://[::1/broken?x=[REDACTED]"),
+    ],
+)
+def test_url_credentials_are_always_masked(url: str, shown: str) -> None:
+    """Userinfo, query values and the fragment are masked without any rule; placeholders a rule
+    put there stay; a URL `urlsplit` refuses is masked all the same."""
+    assert mask_url(url) == shown
+    assert mask_urls_in(f"cannot be reached at {url}: refused") == (
+        f"cannot be reached at {shown}: refused"
+    )

@@ -11,7 +11,7 @@ def test_an_error_with_a_null_id_on_a_requests_own_answer_answers_it() -> None:
     tap = SessionTap(upstream="old")
     tap.observe("c2s", {"jsonrpc": "2.0", "id": 0, "method": "server/discover"})
     refusal = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Bad Request"}}
-    tap.observe("s2c", refusal, stream=0)
+    tap.observe("s2c", refusal, in_reply_to=0)
     assert tap.unanswered() == []
     assert tap.log[-1].msg == refusal  # the log keeps the message as it came
 

@@ -26,8 +26,9 @@ from tests.processes import WT, read_until
 from tests.reliability.faulty_pack import FLOOD_CALLS, write_faulty_pack
 from tests.reliability.leaks import listening_ports, processes_with, tcp_listeners
 from windtunnel.actors import MemorySink, open_fleet
+from windtunnel.cli.main import main
 from windtunnel.mcp import RecordedMCPServer
-from windtunnel.runner import read_results
+from windtunnel.runner import pack_run, read_results
 from windtunnel.runner.pack_config import load_pack_toml
 from windtunnel.runner.pack_run import PackRunOptions, run_pack
 from windtunnel.universe import Matching, Universe, UniverseTool
@@ -282,20 +283,19 @@ async def test_full_disk_ends_with_a_clear_error_and_valid_results(tmp_path: Pat
             await trio.run_process(["umount", str(disk)], check=False)
 
 
-async def test_unwritable_events_file_is_reported_and_results_are_complete(tmp_path: Path) -> None:
-    """events.jsonl on /dev/full: every unit reaches results.jsonl and the run exits 2 counting lost events."""
+def test_unwritable_events_file_is_reported_and_results_are_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """events.jsonl on a full disk (/dev/full): every unit reaches results.jsonl and the run exits 2 counting lost events."""
     run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    (run_dir / "events.jsonl").symlink_to("/dev/full")
-    with trio.fail_after(60):
-        done = await trio.run_process(
-            [*WT, "run", str(_ok_pack(tmp_path, 10, "x")), "-o", str(run_dir)],
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-        )
-    assert done.returncode == 2
-    last = done.stderr.decode().splitlines()[-1]
+    # A link planted in the run directory is refused (tests/reliability/test_run_directory.py),
+    # so the full disk is handed to the run where it opens its event file.
+    monkeypatch.setattr(
+        pack_run, "open_append", lambda path: os.open("/dev/full", os.O_WRONLY | os.O_CLOEXEC)
+    )
+    capsys.readouterr()
+    assert main(["run", str(_ok_pack(tmp_path, 10, "x")), "-o", str(run_dir)]) == 2
+    last = capsys.readouterr().err.splitlines()[-1]
     assert last.startswith(
         f"wt: error: {run_dir / 'events.jsonl'}: cannot write: No space left on device; "
     )

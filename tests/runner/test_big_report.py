@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from windtunnel.mcp.recorded import RecordedMCPServer
+from windtunnel.rundir.merge import write_run
 from windtunnel.runner.scoring import evaluate, no_divergence
 from windtunnel.runner.trace import Trace, warnings_from_calls
-from windtunnel.scale.merge import write_run
 from windtunnel.universe import load_universe
 
 CRM = Path(__file__).parents[2] / "configs" / "examples" / "crm.universe.json"

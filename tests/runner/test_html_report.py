@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from windtunnel.mcp.recorded import RecordedMCPServer
+from windtunnel.rundir.results import RunWriter
 from windtunnel.runner.html_report import _FILTER_SCRIPT, render_report
-from windtunnel.runner.results import RunWriter
 from windtunnel.runner.scoring import contains, evaluate, no_divergence
 from windtunnel.runner.summary import summarize
 from windtunnel.runner.trace import Trace, warnings_from_calls

@@ -14,13 +14,13 @@ import msgspec
 import trio
 
 from windtunnel.api import Scenario, ScenarioPack, no_divergence
+from windtunnel.rundir.results import RunUnits, RunWriter
+from windtunnel.rundir.summary_file import write_summary
 from windtunnel.runner.finished import FinishedUnits
 from windtunnel.runner.pack_run import PackRunOptions, run_pack
 from windtunnel.runner.progress import Progress
 from windtunnel.runner.repeats import PassCurve, pass_at_k, pass_hat_k
-from windtunnel.runner.results import RunUnits, RunWriter
 from windtunnel.runner.summary import Summary, summarize
-from windtunnel.runner.summary_file import write_summary
 from windtunnel.runner.unit_order import UnitOrder
 from windtunnel.runner.units import count_units, iter_units, plan_units
 

@@ -221,3 +221,19 @@ async def test_interrupted_run_keeps_what_finished_and_resumes(
     }
     assert merged == straight
     assert len(straight) == 5
+
+
+async def test_a_stopped_run_returns_the_summary_it_wrote(tmp_path: Path) -> None:
+    """`run_pack(stop=...)` set after the first unit: the units in flight are cancelled and the
+    run returns the summary of what finished, the one in summary.json (`wt run` reads nothing
+    back after Ctrl-C)."""
+    pack = ScenarioPack("stop", [two_upstream_scenario(i) for i in range(1, 9)], concurrency=1)
+    stop = trio.Event()
+    with trio.fail_after(60):
+        summary = await run_pack(
+            pack, PackRunOptions(run_dir=tmp_path), stop=stop, on_trace=lambda _: stop.set()
+        )
+    rows = read_results(tmp_path, with_calls=False)
+    assert 1 <= summary.total == summary.passed == len(rows) < 8
+    written = json.loads((tmp_path / "summary.json").read_text())
+    assert (written["total"], written["passed"]) == (summary.total, summary.passed)

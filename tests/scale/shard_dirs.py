@@ -6,11 +6,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from tests.runner.factories import trace
-from windtunnel.runner.results import write_traces
+from windtunnel.rundir.manifest import build_manifest, write_manifest
+from windtunnel.rundir.results import write_traces
 from windtunnel.runner.scenario import Scenario, ScenarioPack
 from windtunnel.runner.trace import Status, Trace
 from windtunnel.runner.units import WorkUnit, plan_units
-from windtunnel.scale.manifest import build_manifest, write_manifest
 from windtunnel.scale.shards import ShardSpec, select_shard
 
 StatusOf = Callable[[WorkUnit], Status]

@@ -9,7 +9,7 @@ import pytest
 
 from tests.scale.packs import scripted_pack
 from windtunnel.cli.main import main
-from windtunnel.runner.results import read_results
+from windtunnel.rundir.results import read_results
 from windtunnel.scale.shards import plan_hash, shard_of
 
 

@@ -15,7 +15,7 @@ import trio
 from tests.processes import WT
 from tests.scale.packs import scripted_pack
 from windtunnel.cli.main import main
-from windtunnel.runner.results import read_results
+from windtunnel.rundir.results import read_results
 from windtunnel.runner.trace import Trace
 from windtunnel.scale.local import parse_progress_line
 

@@ -15,8 +15,8 @@ import ray
 from tests.scale.packs import scripted_pack
 from tests.scale.test_parallel import verdicts
 from windtunnel.cli.main import main
+from windtunnel.rundir.results import read_results
 from windtunnel.runner.progress import Progress
-from windtunnel.runner.results import read_results
 from windtunnel.scale.local import parse_progress_line
 from windtunnel.scale.ray_executor import RayShardOutcome, ShardJob, run_ray_shards
 from windtunnel.scale.shards import ShardSpec, shard_of

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -15,6 +15,7 @@ from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint, raise_open_file_limit
 from ..mcp.spi import MCPServer
+from ..trusted_hosts import AllowedNames
 from .router import Router, ScenarioLog
 from .sinks import LossySink, Sink
 from .websocket_feed import SUBSCRIBER_BUFFER, WebSocketFeed
@@ -66,10 +67,19 @@ class Fleet:
     """
 
     def __init__(
-        self, router: Router, nursery: trio.Nursery, *, host: str, feed: WebSocketFeed | None
+        self,
+        router: Router,
+        nursery: trio.Nursery,
+        *,
+        host: str,
+        feed: WebSocketFeed | None,
+        allowed_hosts: Sequence[str] = (),
+        allowed_origins: Sequence[str] = (),
     ) -> None:
         self.router = router
         self.host = host
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
         self.feed = feed
         self.running: dict[str, ScenarioRun] = {}
         self._nursery = nursery
@@ -147,7 +157,14 @@ class Fleet:
         """A server actor: errors before it is ready go to the starter, after, to its scenario."""
         ready = _ReadyFlag(task_status)
         try:
-            await server.serve(host=self.host, port=port, task_status=ready)  # type: ignore[arg-type]
+            # Named only when given: a server of the user's own that overrides `serve` with
+            # the older signature still runs in a fleet that allows no other names.
+            allowed: dict[str, Any] = {}
+            if self.allowed_hosts:
+                allowed["allowed_hosts"] = self.allowed_hosts
+            if self.allowed_origins:
+                allowed["allowed_origins"] = self.allowed_origins
+            await server.serve(host=self.host, port=port, task_status=ready, **allowed)  # type: ignore[arg-type]
         except Exception as exc:
             failure = exc if isinstance(exc, ServerError) else None
             reason = str(exc) if failure else _describe(exc)
@@ -204,15 +221,20 @@ async def open_fleet(
     feed_port: int | None = None,
     feed_buffer: int = SUBSCRIBER_BUFFER,
     call_events: bool = False,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> AsyncIterator[Fleet]:
     """Run a router (and, with `feed_port`, a WebSocket feed) for the body of the block.
 
-    On exit every event reached every sink; the feed is closed; nothing keeps running.
+    Every server and the feed bind `host` and answer the names and pages `allowed_hosts` and
+    `allowed_origins` add to its own (`trusted_hosts`). On exit every event reached every sink;
+    the feed is closed; nothing keeps running.
     """
+    allowed = AllowedNames.parse(allowed_hosts, allowed_origins)  # a bad one: before any bind
     raise_open_file_limit()
     all_sinks: list[Sink] = list(sinks or [])
     feed = (
-        WebSocketFeed(host=host, port=feed_port, buffer=feed_buffer)
+        WebSocketFeed(host=host, port=feed_port, buffer=feed_buffer, allowed=allowed)
         if feed_port is not None
         else None
     )
@@ -221,13 +243,19 @@ async def open_fleet(
     router = Router(pack=pack, sinks=all_sinks, call_events=call_events)
     # The background tasks never raise, so a lone error in a group is the body's own.
     with unwrap_single_error():
-        async with _open_fleet_nursery(router, feed, host) as fleet:
+        async with _open_fleet_nursery(
+            router, feed, host, tuple(allowed_hosts), tuple(allowed_origins)
+        ) as fleet:
             yield fleet
 
 
 @asynccontextmanager
 async def _open_fleet_nursery(
-    router: Router, feed: WebSocketFeed | None, host: str
+    router: Router,
+    feed: WebSocketFeed | None,
+    host: str,
+    allowed_hosts: Sequence[str],
+    allowed_origins: Sequence[str],
 ) -> AsyncIterator[Fleet]:
     async with trio.open_nursery() as nursery:
         await nursery.start(router.run)
@@ -240,7 +268,14 @@ async def _open_fleet_nursery(
                 feed_url = await _start_feed(nursery, feed)
             await router.emit("fleet_started", feed_url=feed_url)
             started = True
-            yield Fleet(router, nursery, host=host, feed=feed)
+            yield Fleet(
+                router,
+                nursery,
+                host=host,
+                feed=feed,
+                allowed_hosts=allowed_hosts,
+                allowed_origins=allowed_origins,
+            )
         finally:
             with trio.move_on_after(CLEANUP_DEADLINE_S) as cleanup:
                 cleanup.shield = True

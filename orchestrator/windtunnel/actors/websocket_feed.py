@@ -15,7 +15,7 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketRequest, serve_websocket
 
 from ..canonical import encode_json
-from ..trusted_hosts import TrustedHosts
+from ..trusted_hosts import HOST_REFUSED, NO_EXTRA_NAMES, AllowedNames, Refusal, TrustedHosts
 from .events import make_event
 
 __all__ = ["WebSocketFeed"]
@@ -23,17 +23,25 @@ __all__ = ["WebSocketFeed"]
 SUBSCRIBER_BUFFER = 1024
 
 
-def _trusted(request: WebSocketRequest, trusted: TrustedHosts) -> bool:
-    """Refuse a WebSocket opened by a web page of a foreign origin, on every bind address.
+def _refusal(request: WebSocketRequest, trusted: TrustedHosts) -> Refusal | None:
+    """The listeners' one check (`TrustedHosts`) on a handshake, on every bind address.
 
     Browsers send `Origin` on every WebSocket handshake, also after DNS rebinding (the page keeps
-    its own origin), so this one check covers both attacks; `wt watch` and log shippers send
-    none. Without it any page the user visits could read every event, arguments included.
+    its own origin), and `Host` names the name the page used; `wt watch` and log shippers send
+    no `Origin`. Without the check any page the user visits could read every event, arguments
+    included.
     """
-    origins = [value for name, value in request.headers if name.lower() == b"origin"]
-    if not origins:
-        return True
-    return len(origins) == 1 and trusted.allows_origin(origins[0].decode("latin-1"))
+    origins = [value.decode("latin-1") for name, value in request.headers if name == b"origin"]
+    host = _handshake_host(request)
+    return trusted.judge([] if host is None else [host], origins)
+
+
+def _handshake_host(request: WebSocketRequest) -> str | None:
+    """The handshake's `Host` (h11 has refused one sent twice; wsproto keeps it apart from
+    `headers`, and trio-websocket 0.12 has no accessor for it: it is wsproto's `Request.host` on
+    the request's private `_event`). None, refused as no `Host`, if that ever moves."""
+    host = getattr(getattr(request, "_event", None), "host", None)
+    return host if isinstance(host, str) else None
 
 
 class _Subscriber:
@@ -67,10 +75,16 @@ class WebSocketFeed:
     """A sink serving events at `ws://HOST:PORT/`; start it with `await nursery.start(feed.run)`."""
 
     def __init__(
-        self, *, host: str = "127.0.0.1", port: int = 0, buffer: int = SUBSCRIBER_BUFFER
+        self,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        buffer: int = SUBSCRIBER_BUFFER,
+        allowed: AllowedNames = NO_EXTRA_NAMES,
     ) -> None:
         self.host = host
         self.port = port
+        self.allowed = allowed
         self.buffer = buffer
         self.url: str | None = None
         self._trusted_hosts: TrustedHosts | None = None
@@ -105,8 +119,11 @@ class WebSocketFeed:
                     self._handle, self.host, self.port, None, task_status=task_status
                 )
             )
-            self._trusted_hosts = TrustedHosts(self.host, [server.port])
-            self.url = f"ws://{self.host}:{server.port}/"
+            self._trusted_hosts = TrustedHosts(self.host, [server.port], self.allowed)
+            host = self.host
+            if ":" in host and not host.startswith("["):
+                host = f"[{host}]"  # an IPv6 address, as a URL writes it
+            self.url = f"ws://{host}:{server.port}/"
             task_status.started(self.url)
 
     async def aclose(self, *, deadline_s: float = 5.0) -> None:
@@ -122,10 +139,12 @@ class WebSocketFeed:
         if self._closing:
             await request.reject(503)
             return
-        if self._trusted_hosts is None or not _trusted(request, self._trusted_hosts):
+        trusted = self._trusted_hosts
+        refusal = HOST_REFUSED if trusted is None else _refusal(request, trusted)
+        if refusal is not None:
             # Any web page can open a WebSocket to localhost: without this, a page the user
             # visits (or a DNS-rebound name) could read every event, args included.
-            await request.reject(403)
+            await request.reject(refusal.status, body=refusal.text.encode())
             return
         connection = await request.accept()
         subscriber = _Subscriber(self.buffer)

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import msgspec
 
+from ..atomic_write import atomic_write
 from ..compare import FAIL_ON, diff_runs, load_run, regressions
 from ..compare.render_html import render_html
 from ..compare.render_markdown import render_markdown
 from ..compare.render_text import render_text
 from ..errors import InputError
-from ..runner.results import atomic_write
 from ..terminal_text import escape_terminal
 from .commands import command_help
 

@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..runner.pack_ref import copy_pack_ref
-from ..scale.merge import MergeReport, merge_runs, name_units
+from ..rundir.merge import MergeReport, merge_runs, name_units
+from ..rundir.pack_ref import copy_pack_ref
 from .commands import command_help
 from .logs import configure_logging
 

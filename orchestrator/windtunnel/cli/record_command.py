@@ -6,6 +6,7 @@ import argparse
 
 from ..record.limits import DEFAULT_TIMEOUT_S
 from .commands import command_help, run_later
+from .listener_options import add_allow_options
 
 __all__ = ["add_record_options", "register_record"]
 
@@ -49,8 +50,12 @@ def add_record_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=DEFAULT_TIMEOUT_S,
         metavar="SECONDS",
-        help=f"longest wait for an upstream answer (default {DEFAULT_TIMEOUT_S:g})",
+        help=(
+            "deadline on each upstream answer, in total: a stream kept alive does not extend "
+            f"it (default {DEFAULT_TIMEOUT_S:g})"
+        ),
     )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=0, help="port (one upstream only; default: OS)")
+    add_allow_options(parser)
     parser.add_argument("--log-format", choices=["auto", "json", "console"], default="auto")

@@ -26,9 +26,11 @@ from .._groups import unwrap_single_error
 from ..agents.base import mcp_config
 from ..errors import ConfigError, InputError
 from ..record.build import Recording
+from ..record.credentials import mask_urls_in
 from ..record.proxy import RecordingProxy, is_url
 from ..record.redact import RedactionRules, load_rules_file, parse_rule
 from ..record.saving import save_recording, write_atomically
+from ..terminal_text import escape_terminal
 from .logs import configure_logging
 from .record_command import add_record_options
 from .universe_commands import KIND_TEXT
@@ -73,7 +75,8 @@ def parse_record_upstreams(words: list[str]) -> tuple[list[str], list[UpstreamSp
             specs.append(UpstreamSpec(name or "upstream", value))
         elif named and not word.startswith("-"):
             raise ConfigError(
-                f"{word!r}: expected NAME=URL (http:// or https://) or NAME=-- COMMAND",
+                f"{mask_urls_in(word)!r}: expected NAME=URL (http:// or https://) or "
+                "NAME=-- COMMAND",
                 file="<command line>",
             )
         else:
@@ -96,16 +99,38 @@ def _starts_upstream(word: str) -> bool:
 
 _LAUNCHERS = re.compile(r"^(?:npx|uvx|uv|node|bunx|bun|deno|python[0-9.]*|pipx)$")
 """Programs that run the server named in their arguments: the name comes from those."""
+_SCRIPTS = (".js", ".mjs", ".cjs", ".ts", ".mts", ".cts")
+"""A script of a JavaScript package: named after the package (its nearest package.json), as
+`npx PACKAGE` is, not after its file (`dist/index.js` is every package's `index`)."""
+_PACKAGE_JSON_LIMIT = 1024 * 1024
 
 
 def _command_name(command: list[str]) -> str:
-    """`npx -y @modelcontextprotocol/server-filesystem /tmp` -> `server-filesystem`."""
+    """`npx -y @modelcontextprotocol/server-filesystem /tmp` -> `server-filesystem`;
+    `node .../server-everything/dist/index.js` -> `server-everything`."""
     words = command[1:] if _LAUNCHERS.match(Path(command[0]).name) else command
     for word in words:
         if not word.startswith("-") and word != "run":
-            stem = word.rstrip("/").rsplit("/", 1)[-1].split("@", 1)[0].split(".", 1)[0]
+            package = _package_name(word) if word.endswith(_SCRIPTS) else None
+            name = package or word
+            stem = name.rstrip("/").rsplit("/", 1)[-1].split("@", 1)[0]
+            stem = stem if package else stem.split(".", 1)[0]
             return re.sub(r"[^A-Za-z0-9_.\-]", "_", stem) or "upstream"
     return "upstream"
+
+
+def _package_name(script: str) -> str | None:
+    """The `name` in the package.json nearest above `script`, if there is a readable one."""
+    for directory in Path(script).resolve().parents:
+        manifest = directory / "package.json"
+        try:
+            if not manifest.is_file() or manifest.stat().st_size > _PACKAGE_JSON_LIMIT:
+                continue
+            name = json.loads(manifest.read_text(encoding="utf-8")).get("name")
+        except (OSError, ValueError, AttributeError):
+            return None
+        return name if isinstance(name, str) and name.strip("@/") else None
+    return None
 
 
 def run_record(args: argparse.Namespace) -> int:
@@ -130,6 +155,19 @@ def run_record(args: argparse.Namespace) -> int:
         raise ConfigError("-o PATH is required (where the universe goes)", file="<command line>")
     if args.stdio and len(specs) != 1:
         raise ConfigError("--stdio records exactly one upstream", file="<command line>")
+    listening = [
+        option
+        for option, values in (
+            ("--allow-host", args.allow_host),
+            ("--allow-origin", args.allow_origin),
+        )
+        if values
+    ]
+    if args.stdio and listening:
+        raise ConfigError(
+            f"--stdio speaks MCP on stdin/stdout and binds no socket: drop {', '.join(listening)}",
+            file="<command line>",
+        )
     if args.port and len(specs) != 1:
         raise ConfigError("--port needs exactly one upstream", file="<command line>")
     if args.timeout is not None and args.timeout <= 0:
@@ -150,7 +188,7 @@ def run_record(args: argparse.Namespace) -> int:
         if args.stdio:
             trio.run(recorder.record_stdio)
         else:
-            trio.run(recorder.record_http, args.host, args.port)
+            trio.run(recorder.record_http, args.host, args.port, args.allow_host, args.allow_origin)
     return recorder.finish()
 
 
@@ -179,11 +217,19 @@ class _Recorder:
         self.failed: str | None = None
         self._reported_failure = False
 
-    async def record_http(self, host: str, port: int) -> None:
+    async def record_http(
+        self, host: str, port: int, allowed_hosts: list[str], allowed_origins: list[str]
+    ) -> None:
         with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async with trio.open_nursery() as nursery:
                 urls = {
-                    name: await proxy.start(nursery, host=host, port=port)
+                    name: await proxy.start(
+                        nursery,
+                        host=host,
+                        port=port,
+                        allowed_hosts=allowed_hosts,
+                        allowed_origins=allowed_origins,
+                    )
                     for name, proxy in self.proxies.items()
                 }
                 if len(urls) == 1:
@@ -220,15 +266,20 @@ class _Recorder:
             for proxy in self.proxies.values():
                 proxy.changed = trio.Event()
             started = trio.current_time()
-            recordings = self._snapshot()
+            recordings = self._snapshot(final=False)
             await trio.to_thread.run_sync(self._save, recordings, False)
             took = trio.current_time() - started
             await trio.sleep(max(CHECKPOINT_INTERVAL_S, CHECKPOINT_BACKOFF * took))
 
-    def _snapshot(self) -> dict[str, Recording]:
-        """Built on the Trio thread: the taps change there."""
+    def _snapshot(self, *, final: bool) -> dict[str, Recording]:
+        """Built on the Trio thread: the taps change there. Only the final one looks for what
+        still looks like a secret (for the report): on a checkpoint that scan would hold the
+        event loop, and with it the answer in flight, ~0.5 s per MiB recorded."""
         with_log = self.log is not None
-        return {name: proxy.recording(with_log=with_log) for name, proxy in self.proxies.items()}
+        return {
+            name: proxy.recording(with_log=with_log, find_secrets=final)
+            for name, proxy in self.proxies.items()
+        }
 
     def _save(self, recordings: dict[str, Recording], final: bool) -> None:
         """The log first (it holds every message), then each universe; one failing write
@@ -255,7 +306,7 @@ class _Recorder:
                 print(f"wt record: error: {error} (kept in memory)", file=sys.stderr)
 
     def finish(self) -> int:
-        recordings = self._snapshot()
+        recordings = self._snapshot(final=True)
         self._save(recordings, True)
         if self.failed is not None:
             raise InputError(f"{self.failed}; {_counts(recordings)} recorded but not written")
@@ -275,6 +326,12 @@ def _counts(recordings: dict[str, Recording]) -> str:
 
 
 def _report(name: str, path: Path, recording: Recording, proxy: RecordingProxy) -> None:
+    """The summary: tool names, methods and JSON paths come from the upstream, so every line is
+    redacted (what the recording knows to be secret) and escaped (terminal control bytes)."""
+
+    def say(line: str) -> None:
+        print(escape_terminal(proxy.redactor.printable(line)), file=sys.stderr)
+
     universe = recording.universe
     tap = proxy.tap
     sequence = [tool.name for tool in universe.tools if tool.mode == "sequence"]
@@ -284,31 +341,23 @@ def _report(name: str, path: Path, recording: Recording, proxy: RecordingProxy) 
     )
     if sequence:
         line += f" (sequence mode: {', '.join(sequence)})"
-    print(line, file=sys.stderr)
+    say(line)
     if recording.redacted:
         rules = ", ".join(f"{rule} {count}" for rule, count in recording.redacted.items())
         distinct = sum(recording.redacted.values())
-        print(f"{name}: redacted {distinct} distinct value(s): {rules}", file=sys.stderr)
+        say(f"{name}: redacted {distinct} distinct value(s): {rules}")
+    for rule in proxy.redactor.unmatched():
+        say(f"{name}: --redact {rule} matched nothing")
     if tap.failed_calls:
-        print(
-            f"{name}: {tap.failed_calls} call(s) answered with a JSON-RPC error are in the log "
-            "only",
-            file=sys.stderr,
-        )
+        failed = tap.failed_calls
+        say(f"{name}: {failed} call(s) answered with a JSON-RPC error are in the log only")
     unanswered = tap.unanswered()
     if unanswered:
-        print(
-            f"{name}: {len(unanswered)} request(s) never answered: {', '.join(unanswered)}",
-            file=sys.stderr,
-        )
+        say(f"{name}: {len(unanswered)} request(s) never answered: {', '.join(unanswered)}")
     if recording.unlisted_tools:
-        print(
+        say(
             f"{name}: tools called but never listed (declared with an open schema): "
-            f"{', '.join(recording.unlisted_tools)}",
-            file=sys.stderr,
+            f"{', '.join(recording.unlisted_tools)}"
         )
     for json_path, kind in recording.secrets_left:
-        print(
-            f"{path}: warning: {json_path} looks like {KIND_TEXT.get(kind, kind)}; redact it",
-            file=sys.stderr,
-        )
+        say(f"{path}: warning: {json_path} looks like {KIND_TEXT.get(kind, kind)}; redact it")

@@ -14,14 +14,13 @@ import trio
 from .._gc import tune_gc_for_serving
 from .._groups import unwrap_single_error
 from ..errors import ConfigError
+from ..rundir.pack_ref import write_pack_ref
 from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
-from ..runner.pack_ref import write_pack_ref
 from ..runner.pack_run import PackRunOptions, run_pack
 from ..runner.progress import Progress
-from ..runner.results import read_results
 from ..runner.scenario import ScenarioPack
-from ..runner.summary import Summary, summarize
+from ..runner.summary import Summary
 from ..terminal_text import escape_terminal
 from . import scale_run
 from .logs import configure_logging
@@ -93,28 +92,23 @@ def run_run(args: argparse.Namespace) -> int:
 async def _run(
     pack: ScenarioPack, options: PackRunOptions, progress: Progress
 ) -> tuple[bool, Summary]:
+    stop = trio.Event()
     with (
         unwrap_single_error(),
         trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals,
     ):
         async with trio.open_nursery() as nursery:
-            interrupted = False
 
             async def stop_on_signal() -> None:
-                nonlocal interrupted
                 async for _ in signals:
-                    interrupted = True
-                    run_scope.cancel()
+                    stop.set()
                     return
 
             nursery.start_soon(stop_on_signal)
-            with trio.CancelScope() as run_scope:
-                summary = await run_pack(pack, options, progress=progress)
-            if run_scope.cancelled_caught:
-                # run_pack wrote the summary over what finished before it was cancelled.
-                summary = summarize(read_results(options.run_dir, with_calls=False), pack=pack.name)
+            # Stopped, run_pack still writes the summary over what finished, and returns it.
+            summary = await run_pack(pack, options, progress=progress, stop=stop)
             nursery.cancel_scope.cancel()
-    return interrupted, summary
+    return stop.is_set(), summary
 
 
 def _report(summary: Summary, run_dir: Path, interrupted: bool, stderr: StderrLines) -> None:

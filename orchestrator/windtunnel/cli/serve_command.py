@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from .commands import command_help, run_later
+from .listener_options import add_allow_options
 
 __all__ = ["register_serve"]
 
@@ -24,6 +25,7 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     parser.add_argument("files", nargs="+", metavar="[NAME=]FILE")
     parser.add_argument("--host", help="bind address (default 127.0.0.1)")
     parser.add_argument("--port", type=int, help="port (one universe only; default: OS)")
+    add_allow_options(parser)
     parser.add_argument("--stdio", action="store_true", help="speak MCP on stdin/stdout instead")
     parser.add_argument(
         "--synthesize", metavar="MODULE:FUNCTION", help="hook for the `synthesize` miss policy"

@@ -166,6 +166,8 @@ def _check_stdio_options(args: argparse.Namespace, pairs: list[tuple[str, str]])
             ("--host", args.host),
             ("--port", args.port),
             ("--feed-port", args.feed_port),
+            ("--allow-host", args.allow_host or None),
+            ("--allow-origin", args.allow_origin or None),
         )
         if value is not None
     ]
@@ -226,6 +228,8 @@ async def _serve_http(
             host=args.host or "127.0.0.1",
             feed_port=args.feed_port,
             call_events=True,
+            allowed_hosts=args.allow_host,
+            allowed_origins=args.allow_origin,
         ) as fleet:
             ports = {name: args.port or 0 for name in servers}
             async with fleet.scenario("serve", servers, ports=ports) as run:

@@ -5,11 +5,22 @@ from __future__ import annotations
 import argparse
 import json
 import signal
+import ssl
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from urllib.parse import urlsplit
 
 import trio
-from trio_websocket import ConnectionClosed, HandshakeError, open_websocket_url
+from trio_websocket import (
+    ConnectionClosed,
+    HandshakeError,
+    WebSocketConnection,
+    open_websocket_url,
+    wrap_client_stream,
+)
 
+from .._groups import unwrap_single_error
 from ..errors import ConfigError
 from ..terminal_text import escape_terminal
 from .commands import command_help
@@ -47,7 +58,7 @@ async def watch(url: str, only: set[str]) -> int:
 
             nursery.start_soon(stop_on_signal)
             try:
-                async with open_websocket_url(url) as ws:
+                async with _open_feed(url) as ws:
                     while True:
                         message = await ws.get_message()
                         if only:
@@ -65,3 +76,41 @@ async def watch(url: str, only: set[str]) -> int:
             finally:
                 nursery.cancel_scope.cancel()
     return 0
+
+
+@asynccontextmanager
+async def _open_feed(url: str) -> AsyncIterator[WebSocketConnection]:
+    """`open_websocket_url`, with a `Host` a feed bound to an IPv6 address accepts: for one,
+    trio-websocket (0.12) writes `::1:PORT`, which no server can read as a host and a port, so
+    the stream is opened here and the handshake sent with `[::1]:PORT`."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" not in host:
+        async with open_websocket_url(url) as ws:
+            yield ws
+        return
+    secure = parts.scheme == "wss"
+    port = parts.port or (443 if secure else 80)
+    stream: trio.SocketStream | trio.SSLStream[trio.SocketStream]
+    if secure:
+        context = ssl.create_default_context()
+        stream = await trio.open_ssl_over_tcp_stream(
+            host, port, ssl_context=context, https_compatible=True
+        )
+    else:
+        stream = await trio.open_tcp_stream(host, port)
+    resource = parts.path or "/"
+    if parts.query:
+        resource += f"?{parts.query}"
+    # As `open_websocket_url` does, a lone error (the feed closing) leaves as itself.
+    with unwrap_single_error():
+        async with trio.open_nursery() as nursery:
+            try:
+                ws = await wrap_client_stream(nursery, stream, f"[{host}]:{port}", resource)
+            except BaseException:
+                await stream.aclose()
+                raise
+            try:
+                yield ws
+            finally:
+                await ws.aclose()

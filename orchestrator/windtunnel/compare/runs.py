@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
-from ..runner.layout import RESULTS_FILE
-from ..runner.results import load_full_trace, read_results
+from ..rundir.layout import RESULTS_FILE
+from ..rundir.results import load_full_trace, read_results
 from ..runner.trace import Trace
 
 __all__ = ["RunData", "load_run"]

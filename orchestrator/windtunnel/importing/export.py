@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
+from ..atomic_write import atomic_write
 from ..calls import MCPCall, is_tool_result
 from ..errors import TraceError
 from ..universe import UniverseTool
@@ -94,8 +94,4 @@ def export_jsonrpc_log(
         end = call.started_at + call.duration_ms / 1000.0 if call.started_at else None
         out += _line(conn, "s2c", reply, end)
         next_id += 1
-    target = Path(path)
-    try:
-        target.write_bytes(bytes(out))
-    except OSError as exc:
-        raise TraceError(f"cannot write: {exc.strerror or exc}", file=os.fspath(target)) from None
+    atomic_write(path, bytes(out), error=TraceError)

@@ -8,6 +8,7 @@ from typing import cast
 
 import msgspec
 
+from ..atomic_write import atomic_write
 from ..errors import TraceError
 from ..input_files import read_input
 from ..universe import encode_universe
@@ -103,13 +104,10 @@ def write_import(
     contents[PACK_FILE] = render_pack(envelope, plan, name=name).encode()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        for file_name, data in contents.items():
-            target = out / file_name
-            tmp = target.with_name(f".{file_name}.tmp")
-            tmp.write_bytes(data)
-            os.replace(tmp, target)
     except OSError as exc:
         raise TraceError(f"cannot write: {exc.strerror or exc}", file=os.fspath(out)) from None
+    for file_name, data in contents.items():
+        atomic_write(out / file_name, data, error=TraceError)
     return ImportOutput(
         directory=os.fspath(out), files=list(contents), plan=plan, warnings=envelope.warnings
     )

@@ -171,10 +171,13 @@ class FastH11Protocol(H11Protocol):
                     return False
                 headers = read.headers
                 trusted = self._trusted
-                if trusted is not None and not trusted.allows(
-                    headers.get("host"), headers.get("origin")
+                if (
+                    trusted is not None
+                    and trusted.refusal(headers.get("host"), headers.get("origin")) is not None
                 ):
-                    return False  # the app answers 421 or 403 (`_http.TrustedHostsOnly`)
+                    # The app answers 421 or 403 (`_http.TrustedHostsOnly`), asking the same
+                    # check: the head reader left no header sent twice, so it judges alike.
+                    return False
                 head, plain_version = read, self._fast_path.version(headers)
                 if plain_version is None or head.content_length > self._fast_path.body_limit:
                     return False

@@ -9,9 +9,10 @@ from typing import Any
 
 import trio
 from mcp.server import Server
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.responses import Response
 
-from ..trusted_hosts import TrustedHosts
+from ..trusted_hosts import NO_EXTRA_NAMES, AllowedNames, TrustedHosts
 from . import _http_worker
 from ._fast_path_http import HTTPFastPath
 from ._hypercorn_internals import ASGIWrapper, HypercornConfig, Sockets
@@ -76,29 +77,35 @@ async def serve_http(
     sockets: Sockets | None = None,
     path: str = "/mcp",
     fast_path: HTTPFastPath | None = None,
+    allowed: AllowedNames = NO_EXTRA_NAMES,
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
 
     Stateless JSON mode answers both protocol eras (the `initialize` handshake, and 2026-07-28)
     with no per-client session state. Every request, on every path and protocol, must carry a
-    `Host` and `Origin` that `TrustedHosts` allows for the bound address and port (else 421 or
-    403, the SDK's answers); the SDK limits request bodies to 4 MiB (HTTP 413). With
-    `fast_path` (whose path must be `path`), HTTP/1.1 connections answer its plain `tools/call`s
-    inside the protocol, without the SDK (`_fast_path_h11`).
+    `Host` and `Origin` that `TrustedHosts` allows for the bound address and port, or that
+    `allowed` adds (else 421 or 403, the SDK's answers); the SDK limits request bodies to 4 MiB
+    (HTTP 413). With `fast_path` (whose path must be `path`), HTTP/1.1 connections answer its
+    plain `tools/call`s inside the protocol, without the SDK (`_fast_path_h11`).
     """
     app = server.streamable_http_app(
         streamable_http_path=path,
         stateless_http=True,
         json_response=True,
-        host=host,
+        # The SDK's own Host/Origin check (on for three loopback binds only) is off: it compared
+        # names with case, took an Origin on any port and refused `https`, so it refused
+        # requests the fast path answered. `TrustedHostsOnly` decides alone, for every path.
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_REQUEST_BODY,
     )
     if fast_path is not None and fast_path.path != path:
         raise ValueError(f"plain calls at {fast_path.path!r} on a server at {path!r}")
     if sockets is None:
         sockets = bind_sockets(host, port)
-    trusted = TrustedHosts(host, (sock.getsockname()[1] for sock in sockets.insecure_sockets))
+    trusted = TrustedHosts(
+        host, (sock.getsockname()[1] for sock in sockets.insecure_sockets), allowed
+    )
     served: Any = TrustedHostsOnly(app, trusted)  # hypercorn types scopes narrower than ASGI dicts
     config = _config(host, port)
     shutdown = trio.Event()
@@ -139,17 +146,7 @@ class TrustedHostsOnly:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        host: list[str] = []
-        origin: list[str] = []
-        for name, value in scope["headers"]:
-            if name == b"host":  # ASGI servers give header names lower-cased
-                host.append(value.decode("latin-1"))
-            elif name == b"origin":
-                origin.append(value.decode("latin-1"))
-        if len(host) != 1 or len(origin) > 1:  # none, or two that could mean two things
-            refusal: Response | None = Response("Invalid Host header", status_code=421)
-        else:
-            refusal = refused(self.trusted, host[0], origin[0] if origin else None)
+        refusal = self.trusted.judge_headers(scope["headers"])
         if refusal is None:
             await self.app(scope, receive, send)
             return
@@ -161,13 +158,4 @@ class TrustedHostsOnly:
             if message["type"] != "http.request" or not message.get("more_body", False):
                 break
             size += len(message.get("body", b""))
-        await refusal(scope, receive, send)
-
-
-def refused(trusted: TrustedHosts, host: str | None, origin: str | None) -> Response | None:
-    """The SDK's answer to a foreign `Host` (421) or `Origin` (403); None when allowed."""
-    if trusted.allows(host, origin):
-        return None
-    if trusted.allows(host, None):
-        return Response("Invalid Origin header", status_code=403)
-    return Response("Invalid Host header", status_code=421)
+        await Response(refusal.text, status_code=refusal.status)(scope, receive, send)

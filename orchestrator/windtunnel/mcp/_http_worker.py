@@ -105,8 +105,8 @@ async def serve(
     """Serve `app` on the listening `sockets` until `shutdown_trigger` returns; report the URLs.
 
     With `fast_path`, HTTP/1.1 connections answer its requests inside the protocol
-    (`_fast_path_h11`), those whose `Host` and `Origin` `trusted` allows, if given (the app judges
-    the others).
+    (`_fast_path_h11`), those whose `Host` and `Origin` `trusted` does not refuse, if given (the
+    app refuses the others, with the same check).
 
     The same life cycle as `hypercorn.trio.worker_serve`: ASGI lifespan start-up first; at
     shutdown, stop accepting, close idle connections, give in-flight requests

@@ -13,7 +13,7 @@ tool list and `answer`; serving, stopping and stdio are shared here.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -23,6 +23,7 @@ from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..fd_limit import fd_hint
+from ..trusted_hosts import AllowedNames
 from ._fast_path_stdio import StdioFastPath
 from ._sdk_server import SyncAnswer, ToolSpec, build_sdk_server
 from ._stdio import serve_stdio
@@ -112,15 +113,22 @@ class MCPServer(ABC):
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        allowed_hosts: Sequence[str] = (),
+        allowed_origins: Sequence[str] = (),
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve over HTTP until stopped or cancelled; report the URL once ready."""
+        """Serve over HTTP until stopped or cancelled; report the URL once ready.
+
+        Requests must name the server by a name of `host` on the bound port, or one of
+        `allowed_hosts` (`NAME`: on the bound port; `NAME:PORT`), and come from no web page or
+        one of `allowed_origins` (`trusted_hosts` has the rule): else 421 or 403."""
         # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
         from ._fast_path_http import HTTPFastPath
         from ._http import bind_sockets, serve_http
 
         if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
+        allowed = AllowedNames.parse(allowed_hosts, allowed_origins)
 
         try:
             sockets = bind_sockets(host, port)
@@ -148,6 +156,7 @@ class MCPServer(ABC):
                     port=port,
                     sockets=sockets,
                     fast_path=http_fast_path,
+                    allowed=allowed,
                     task_status=task_status,
                 )
             )
@@ -158,10 +167,25 @@ class MCPServer(ABC):
             finally:
                 self._serving = None
 
-    async def start(self, nursery: trio.Nursery, *, host: str = "127.0.0.1", port: int = 0) -> str:
-        """Start serving in `nursery`; return the URL once the socket is bound."""
+    async def start(
+        self,
+        nursery: trio.Nursery,
+        *,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        allowed_hosts: Sequence[str] = (),
+        allowed_origins: Sequence[str] = (),
+    ) -> str:
+        """Start serving in `nursery` (as `serve`); return the URL once the socket is bound."""
+        # Named only when given: a subclass overriding `serve` with the older signature still
+        # starts.
+        allowed: dict[str, Sequence[str]] = {}
+        if allowed_hosts:
+            allowed["allowed_hosts"] = allowed_hosts
+        if allowed_origins:
+            allowed["allowed_origins"] = allowed_origins
         url: str = await nursery.start(
-            lambda task_status: self.serve(host=host, port=port, task_status=task_status)
+            lambda task_status: self.serve(host=host, port=port, task_status=task_status, **allowed)
         )
         return url
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import trio
 
@@ -24,10 +24,19 @@ START_TIMEOUT_S = 30.0
 class _ThreadedServing:
     """One Trio loop in a daemon thread that serves until told to stop."""
 
-    def __init__(self, server: MCPServer, host: str, port: int) -> None:
+    def __init__(
+        self,
+        server: MCPServer,
+        host: str,
+        port: int,
+        allowed_hosts: Sequence[str],
+        allowed_origins: Sequence[str],
+    ) -> None:
         self.server = server
         self.host = host
         self.port = port
+        self.allowed_hosts = allowed_hosts
+        self.allowed_origins = allowed_origins
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self.token: trio.lowlevel.TrioToken | None = None
@@ -48,7 +57,13 @@ class _ThreadedServing:
         self.token = trio.lowlevel.current_trio_token()
         self.stop_requested = trio.Event()
         async with trio.open_nursery() as nursery:
-            await self.server.start(nursery, host=self.host, port=self.port)
+            await self.server.start(
+                nursery,
+                host=self.host,
+                port=self.port,
+                allowed_hosts=self.allowed_hosts,
+                allowed_origins=self.allowed_origins,
+            )
             self.ready.set()
             await self.stop_requested.wait()
             await self.server.stop()
@@ -67,10 +82,16 @@ class _ThreadedServing:
 
 @contextlib.contextmanager
 def serve_in_thread(
-    server: MCPServer, *, host: str = "127.0.0.1", port: int = 0
+    server: MCPServer,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> Iterator[MCPServer]:
-    """Run `server` on its own Trio loop in a daemon thread; stop it on exit."""
-    serving = _ThreadedServing(server, host, port)
+    """Run `server` on its own Trio loop in a daemon thread (as `MCPServer.serve` serves);
+    stop it on exit."""
+    serving = _ThreadedServing(server, host, port, allowed_hosts, allowed_origins)
     serving.start()
     try:
         yield server

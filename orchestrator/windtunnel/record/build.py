@@ -282,8 +282,19 @@ class RecordingBuilder:
             self._lines.append(encode_json(msgspec.structs.replace(record, msg=apply(record.msg))))
         return list(self._lines)
 
-    def build(self, *, source: str, started_at: float, with_log: bool = True) -> Recording:
-        """Redact, then freeze: the universe (and the log lines), nothing unredacted."""
+    def build(
+        self,
+        *,
+        source: str,
+        started_at: float,
+        with_log: bool = True,
+        find_secrets: bool = True,
+    ) -> Recording:
+        """Redact, then freeze: the universe (and the log lines), nothing unredacted.
+
+        `find_secrets=False` skips looking for what still looks like a secret (a checkpoint:
+        the scan costs ~0.5 s per MiB of text and holds the event loop, so only the last build
+        before the report does it)."""
         self.see_new()
         tap, redactor = self.tap, self.redactor
         calls = redacted_calls(tap, redactor)
@@ -305,7 +316,11 @@ class RecordingBuilder:
         modes = {tool.name: tool.mode for tool in tools}
         additions = surface_additions(tap.surface, listed, kept_calls(calls, modes), redactor)
         universe, not_written = with_additions(universe, additions)
-        secrets = scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings")
+        secrets = (
+            scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings")
+            if find_secrets
+            else []
+        )
         return Recording(
             universe=universe,
             log_lines=self.log_lines() if with_log else [],

@@ -19,6 +19,7 @@ JSON-RPC error naming the upstream and why (timeout, crash, refused connection).
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -28,8 +29,16 @@ import structlog
 import trio
 
 from ..mcp._http import MAX_REQUEST_BODY
-from ..trusted_hosts import TrustedHosts
-from .link import Link, UpstreamFailure, error_response, one_line
+from ..trusted_hosts import HOST_REFUSED, TrustedHosts
+from .link import (
+    Link,
+    Printable,
+    UpstreamFailure,
+    answer_deadline,
+    error_response,
+    one_line,
+    shown_as_is,
+)
 from .routing import ServerMessageRouter
 from .sse import SSEDataReader
 from .tap import SessionTap, decode_messages
@@ -69,8 +78,9 @@ class _Refused(Exception):
 class _Guard:
     """Path, DNS-rebinding and body-size checks shared by both apps.
 
-    Host and Origin are checked as `wt serve` checks them (`TrustedHosts`: the bind address and
-    the bound port, exactly, on every bind). The port is known only once hypercorn has bound,
+    Host and Origin are checked as `wt serve` checks them, by the same check (`TrustedHosts`:
+    the bind address and the bound port, exactly, on every bind, and the names and pages
+    allowed by `--allow-host` / `--allow-origin`). The port is known only once hypercorn has bound,
     so the proxy hands the check over with `trust`; until then every request is refused.
     """
 
@@ -84,21 +94,10 @@ class _Guard:
     def check(self, scope: Scope) -> None:
         if scope["path"].rstrip("/") != self.path:
             raise _Refused(404, "not found")
-        hosts: list[str] = []
-        origins: list[str] = []
-        for name, value in scope["headers"]:
-            if name == b"host":
-                hosts.append(value.decode("latin-1"))
-            elif name == b"origin":
-                origins.append(value.decode("latin-1"))
-        origin = origins[0] if len(origins) == 1 else None
         trusted = self.trusted
-        if trusted is None or len(hosts) != 1 or len(origins) > 1:
-            raise _Refused(421, "Invalid Host header")
-        if not trusted.allows(hosts[0], origin):
-            if trusted.allows(hosts[0], None):
-                raise _Refused(403, "Invalid Origin header")
-            raise _Refused(421, "Invalid Host header")
+        refusal = HOST_REFUSED if trusted is None else trusted.judge_headers(scope["headers"])
+        if refusal is not None:
+            raise _Refused(*refusal)
 
     async def body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
@@ -151,10 +150,12 @@ class ReverseProxyApp:
         tap: SessionTap,
         timeout_s: float | None,
         path: str = "/mcp",
+        printable: Printable = shown_as_is,
     ) -> None:
         self.upstream_url = upstream_url
         self.tap = tap
         self.timeout_s = timeout_s
+        self.printable = printable
         self.guard = _Guard(path=path)
         self.client: httpx2.AsyncClient | None = None
 
@@ -210,22 +211,34 @@ class ReverseProxyApp:
             content=body if body else None,
             timeout=httpx2.Timeout(self.timeout_s, read=read),
         )
-        try:
-            response = await client.send(request, stream=True)
-        except httpx2.TimeoutException:
+        # A POST's whole answer is due within the timeout (a stream kept alive with comments
+        # does not extend it); a GET stream lives as long as the session.
+        deadline = answer_deadline(self.timeout_s) if scope["method"] == "POST" else math.inf
+        response: httpx2.Response | None = None
+        unreachable: httpx2.HTTPError | None = None
+        with trio.move_on_at(deadline):
+            try:
+                response = await client.send(request, stream=True)
+            except httpx2.TimeoutException:
+                pass
+            except httpx2.HTTPError as exc:
+                unreachable = exc
+        if unreachable is not None:
+            await self._failed(send, messages, f"cannot be reached: {unreachable}", 502)
+            return
+        if response is None:
             await self._failed(send, messages, f"did not answer within {self.timeout_s:g} s", 504)
             return
-        except httpx2.HTTPError as exc:
-            await self._failed(send, messages, f"cannot be reached: {exc}", 502)
-            return
         try:
-            await self._relay(response, messages, send)
+            await self._relay(response, messages, send, deadline)
         finally:
-            await response.aclose()
+            with trio.CancelScope(shield=True), trio.move_on_after(2.0):
+                await response.aclose()
 
     async def _failed(
         self, send: Send, messages: list[dict[str, Any]], reason: str, status: int
     ) -> None:
+        reason = self.printable(reason)
         _log.warning("upstream_failed", upstream=self.tap.upstream, error=reason)
         is_request, request_id = _request_id(messages)
         if is_request:
@@ -239,31 +252,39 @@ class ReverseProxyApp:
             await _respond(send, status, f"upstream {self.tap.upstream!r} {reason}".encode())
 
     async def _relay(
-        self, response: httpx2.Response, messages: list[dict[str, Any]], send: Send
+        self,
+        response: httpx2.Response,
+        messages: list[dict[str, Any]],
+        send: Send,
+        deadline: float,
     ) -> None:
         headers = [
             (name, value) for name, value in response.headers.raw if name.lower() not in _HOP_BY_HOP
         ]
         if not response.headers.get("content-type", "").startswith("text/event-stream"):
-            await self._relay_whole(response, messages, headers, send)
+            await self._relay_whole(response, messages, headers, send, deadline)
             return
         agent = _AgentStream(send)
         await agent.send(
             {"type": "http.response.start", "status": response.status_code, "headers": headers}
         )
-        # What the upstream sends on a request's own event stream belongs to that request.
-        is_request, stream = _request_id(messages)
         reader = SSEDataReader()
-        try:
-            async for chunk in response.aiter_raw():
-                for data in reader.feed(chunk):
-                    self._tap_answer(data.encode(), stream if is_request else None)
-                await agent.send({"type": "http.response.body", "body": chunk, "more_body": True})
-        except httpx2.TimeoutException:
-            reason = f"did not answer within {self.timeout_s:g} s"
-            await self._stream_failed(agent, messages, reason)
-        except httpx2.HTTPError as exc:
-            await self._stream_failed(agent, messages, f"broke the connection: {exc}")
+        failure: str | None = f"did not answer within {self.timeout_s:g} s"
+        with trio.move_on_at(deadline):
+            try:
+                async for chunk in response.aiter_raw():
+                    for data in reader.feed(chunk):
+                        self._tap_answer(data.encode(), messages)
+                    await agent.send(
+                        {"type": "http.response.body", "body": chunk, "more_body": True}
+                    )
+                failure = None
+            except httpx2.TimeoutException:
+                pass
+            except httpx2.HTTPError as exc:
+                failure = f"broke the connection: {exc}"
+        if failure is not None:
+            await self._stream_failed(agent, messages, failure)
         await agent.send({"type": "http.response.body", "body": b"", "more_body": False})
 
     async def _relay_whole(
@@ -272,19 +293,26 @@ class ReverseProxyApp:
         messages: list[dict[str, Any]],
         headers: list[tuple[bytes, bytes]],
         send: Send,
+        deadline: float,
     ) -> None:
         """A JSON (or empty) answer: read whole, then sent with its length in one piece; until
         then a failing upstream can still be answered with a JSON-RPC error."""
-        try:
-            body = await response.aread()
-        except httpx2.TimeoutException:
+        body: bytes | None = None
+        broken: httpx2.HTTPError | None = None
+        with trio.move_on_at(deadline):
+            try:
+                body = await response.aread()
+            except httpx2.TimeoutException:
+                pass
+            except httpx2.HTTPError as exc:
+                broken = exc
+        if broken is not None:
+            await self._failed(send, messages, f"broke the connection: {broken}", 502)
+            return
+        if body is None:
             await self._failed(send, messages, f"did not answer within {self.timeout_s:g} s", 504)
             return
-        except httpx2.HTTPError as exc:
-            await self._failed(send, messages, f"broke the connection: {exc}", 502)
-            return
-        is_request, request_id = _request_id(messages)
-        self._tap_answer(body, request_id if is_request else None)
+        self._tap_answer(body, messages)
         headers.append((b"content-length", str(len(body)).encode()))
         agent = _AgentStream(send)
         await agent.send(
@@ -292,14 +320,16 @@ class ReverseProxyApp:
         )
         await agent.send({"type": "http.response.body", "body": body})
 
-    def _tap_answer(self, body: bytes, stream: Any = None) -> None:
+    def _tap_answer(self, body: bytes, sent: list[dict[str, Any]]) -> None:
+        _, request_id = _request_id(sent)  # what an `id: null` error answers
         for message in decode_messages(body):
-            self.tap.observe("s2c", message, stream=stream)
+            self.tap.observe("s2c", message, in_reply_to=request_id)
 
     async def _stream_failed(
         self, agent: _AgentStream, messages: list[dict[str, Any]], reason: str
     ) -> None:
         """Mid-answer: an event stream can still carry the JSON-RPC error to the request."""
+        reason = self.printable(reason)
         _log.warning("upstream_failed", upstream=self.tap.upstream, error=reason)
         is_request, request_id = _request_id(messages)
         if is_request:

@@ -5,8 +5,10 @@ Each message from the agent is POSTed as it came. The headers are the ones the t
 upstream handed out, `MCP-Protocol-Version` (negotiated by `initialize`, or, in the 2026-07-28 era,
 taken from the request's own `_meta` envelope) and, in that era, `Mcp-Method` and `Mcp-Name`.
 A JSON answer is one line back to the agent; an event stream gives every message it carries, the
-response last. A hang past the timeout, a refused connection or an HTTP error status is an
-`UpstreamFailure`.
+response last (read by `SSEDataReader`: linear in the bytes, events up to 64 MiB). An answer not
+complete within the timeout (a deadline on the whole answer: a stream kept alive with comments is
+cut there), a refused connection or an HTTP error status is an `UpstreamFailure`, its text
+redacted (an error body may quote a secret).
 """
 
 from __future__ import annotations
@@ -19,7 +21,8 @@ import trio
 from mcp.shared.inbound import MCP_NAME_HEADER, NAME_BEARING_METHODS, encode_header_value
 from mcp_types import PROTOCOL_VERSION_META_KEY
 
-from .link import UpstreamFailure
+from .link import Printable, UpstreamFailure, answer_deadline, shown_as_is
+from .sse import SSEDataReader
 from .tap import SessionTap, decode_messages
 
 __all__ = ["HTTPLink"]
@@ -39,11 +42,20 @@ class _Replayed:
 class HTTPLink:
     """POSTs to one Streamable HTTP endpoint, keeping the session and era it negotiated."""
 
-    def __init__(self, name: str, url: str, *, tap: SessionTap, timeout_s: float | None) -> None:
+    def __init__(
+        self,
+        name: str,
+        url: str,
+        *,
+        tap: SessionTap,
+        timeout_s: float | None,
+        printable: Printable = shown_as_is,
+    ) -> None:
         self.name = name
         self.url = url
         self.tap = tap
         self.timeout_s = timeout_s
+        self.printable = printable
         self._client: httpx2.AsyncClient | None = None
         self._session: str | None = None
         self._version: str | None = None
@@ -106,25 +118,39 @@ class HTTPLink:
         try:
             response = await client.send(request, stream=True)
         except httpx2.TimeoutException:
-            raise UpstreamFailure(f"did not answer within {self.timeout_s:g} s") from None
+            raise self._too_slow() from None
         except httpx2.HTTPError as exc:
-            raise UpstreamFailure(f"cannot be reached at {self.url}: {exc}") from None
+            raise self._failure(f"cannot be reached at {self.url}: {exc}") from None
         session = response.headers.get(_SESSION)
         if session:
             self._session = session
         if response.status_code >= 400:
-            body = (await response.aread()).strip()
-            await response.aclose()
+            try:
+                body = (await response.aread()).strip()
+            finally:
+                await _close(response)
             if decode_messages(body):
                 # A JSON-RPC error with an HTTP error status (the SDK's own refusals): the
                 # agent gets it as the upstream sent it.
                 return _Replayed(response.status_code, body)
-            text = body[:200].decode("utf-8", "replace")
+            # Redacted whole, then cut: cutting first could leave half a secret unrecognised.
+            text = self.printable(body.decode("utf-8", "replace"))[:200]
             raise UpstreamFailure(f"answered HTTP {response.status_code}: {text}")
         return response
 
+    def _failure(self, reason: str) -> UpstreamFailure:
+        return UpstreamFailure(self.printable(reason))
+
+    def _too_slow(self) -> UpstreamFailure:
+        return UpstreamFailure(f"did not answer within {self.timeout_s:g} s")
+
     async def request(self, line: bytes, message: dict[str, Any]) -> bytes:
         self.tap.observe("c2s", message)
+        with trio.move_on_at(answer_deadline(self.timeout_s)):
+            return await self._answer(line, message)
+        raise self._too_slow()
+
+    async def _answer(self, line: bytes, message: dict[str, Any]) -> bytes:
         response = await self._post(line, message)
         if isinstance(response, _Replayed):
             return self._received(response.body, message)
@@ -133,33 +159,36 @@ class HTTPLink:
                 return await self._from_events(response, message)
             return self._received((await response.aread()).strip(), message)
         except httpx2.TimeoutException:
-            raise UpstreamFailure(f"did not answer within {self.timeout_s:g} s") from None
+            raise self._too_slow() from None
         except httpx2.HTTPError as exc:
-            raise UpstreamFailure(f"broke the connection: {exc}") from None
+            raise self._failure(f"broke the connection: {exc}") from None
         finally:
-            await response.aclose()
+            await _close(response)
 
     def _received(self, body: bytes, request: dict[str, Any]) -> bytes:
         messages = decode_messages(body)
         for received in messages:
-            self.tap.observe("s2c", received, stream=request["id"])
+            self.tap.observe("s2c", received, in_reply_to=request.get("id"))
             self._note_version(request, received)
         if not messages:
-            raise UpstreamFailure(f"answered something that is not JSON-RPC: {body[:200]!r}")
+            text = self.printable(body.decode("utf-8", "replace"))[:200]
+            raise UpstreamFailure(f"answered something that is not JSON-RPC: {text!r}")
         return body
 
     async def _from_events(self, response: httpx2.Response, request: dict[str, Any]) -> bytes:
-        async for event in httpx2.EventSource(response):
-            if not event.data:
-                continue  # a priming event (resumability), not a message
-            data = event.data.encode()
-            messages = decode_messages(data)
-            for received in messages:
-                self.tap.observe("s2c", received, stream=request["id"])
-                self._note_version(request, received)
-            if any(m.get("id") == request["id"] and "method" not in m for m in messages):
-                return data
-            self._to_agent.send_nowait(data)
+        reader = SSEDataReader()
+        async for chunk in response.aiter_bytes():
+            for event in reader.feed(chunk):
+                if not event:
+                    continue  # a priming event (resumability), not a message
+                data = event.encode()
+                messages = decode_messages(data)
+                for received in messages:
+                    self.tap.observe("s2c", received, in_reply_to=request["id"])
+                    self._note_version(request, received)
+                if any(_answers(m, request["id"]) for m in messages):
+                    return data
+                self._to_agent.send_nowait(data)
         raise UpstreamFailure("closed its event stream without answering")
 
     def _note_version(self, request: dict[str, Any], received: dict[str, Any]) -> None:
@@ -172,14 +201,24 @@ class HTTPLink:
     async def send(self, line: bytes, messages: list[dict[str, Any]]) -> None:
         for message in messages:
             self.tap.observe("c2s", message)
+        with trio.move_on_at(answer_deadline(self.timeout_s)):
+            await self._deliver(line, messages)
+            return
+        raise self._too_slow()
+
+    async def _deliver(self, line: bytes, messages: list[dict[str, Any]]) -> None:
         response = await self._post(line, messages[0] if len(messages) == 1 else None)
         if isinstance(response, _Replayed):
             self._to_agent.send_nowait(response.body)
             return
         try:
             body = await response.aread()
+        except httpx2.TimeoutException:
+            raise self._too_slow() from None
+        except httpx2.HTTPError as exc:
+            raise self._failure(f"broke the connection: {exc}") from None
         finally:
-            await response.aclose()
+            await _close(response)
         if body.strip():
             # A batch is answered with its responses: the agent gets them as they came.
             for received in decode_messages(body):
@@ -188,3 +227,16 @@ class HTTPLink:
 
     async def aclose(self) -> None:
         self._to_agent.close()
+
+
+def _answers(message: dict[str, Any], request_id: Any) -> bool:
+    """The response to the request: its id, or `null` on an error (the id could not be read)."""
+    if "method" in message:
+        return False
+    return message.get("id") == request_id or ("error" in message and message.get("id") is None)
+
+
+async def _close(response: httpx2.Response) -> None:
+    """Close even when the deadline has just cancelled us (the connection must not linger)."""
+    with trio.CancelScope(shield=True), trio.move_on_after(2.0):
+        await response.aclose()

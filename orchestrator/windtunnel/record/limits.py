@@ -6,4 +6,5 @@ from __future__ import annotations
 __all__ = ["DEFAULT_TIMEOUT_S"]
 
 DEFAULT_TIMEOUT_S = 60.0
-"""The longest wait for an upstream's answer, in seconds."""
+"""The longest an upstream's whole answer to a request may take, in seconds (a deadline: an event
+stream kept alive with comments does not extend it)."""

@@ -5,13 +5,17 @@
     link.server_messages        -> everything else the upstream sends (its notifications and
                                    requests), for the agent
 
-Each link feeds its `SessionTap` in forwarding order. An upstream that crashed, hung past the
-timeout, or refused the connection is a `UpstreamFailure`; the agent gets it as a JSON-RPC error
-that names the upstream and what happened.
+Each link feeds its `SessionTap` in forwarding order. An upstream that crashed, took longer than
+the timeout to answer (in all: an event stream kept alive with comments does not extend it), or
+refused the connection is a `UpstreamFailure`; the agent gets it as a JSON-RPC error that names
+the upstream and what happened, its text redacted (`Printable`) like everything `wt record`
+prints.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any, Protocol
 
 import msgspec
@@ -19,7 +23,31 @@ import trio
 
 from .tap import SessionTap
 
-__all__ = ["UPSTREAM_ERROR_CODE", "Link", "UpstreamFailure", "error_response", "one_line"]
+__all__ = [
+    "UPSTREAM_ERROR_CODE",
+    "Link",
+    "Printable",
+    "UpstreamFailure",
+    "answer_deadline",
+    "error_response",
+    "one_line",
+    "shown_as_is",
+]
+
+Printable = Callable[[str], str]
+"""Makes text about the upstream (an error, its HTTP error body) fit to print or hand the agent:
+secrets replaced, URL credentials masked (`RecordingProxy.printable`)."""
+
+
+def shown_as_is(text: str) -> str:
+    return text
+
+
+def answer_deadline(timeout_s: float | None) -> float:
+    """When the whole answer to a request sent now must be in (Trio time): the timeout bounds the
+    answer, not the silence between its bytes."""
+    return trio.current_time() + timeout_s if timeout_s is not None else math.inf
+
 
 UPSTREAM_ERROR_CODE = -32603
 """JSON-RPC "internal error": the proxy could not get an answer from the upstream."""

@@ -31,7 +31,7 @@ from ..errors import ServerError
 from ..fd_limit import fd_hint
 from ..mcp._sdk_server import ToolSpec
 from ..mcp.spi import MCPServer
-from ..trusted_hosts import TrustedHosts
+from ..trusted_hosts import AllowedNames, TrustedHosts
 from ..universe import UniverseTool
 from .build import Recording, RecordingBuilder, redacted_calls, universe_tools
 from .http_front import LinkApp, ReverseProxyApp
@@ -73,6 +73,7 @@ class RecordingProxy(MCPServer):
         self.name = name
         self.timeout_s = timeout_s
         self.redactor = Redactor(redact or RedactionRules())
+        self.redactor.see_upstream(self.upstream)
         self.tap = SessionTap(upstream=name, one_stream=not is_url(upstream))
         self.tap.on_change = self._changed
         self._builder = RecordingBuilder(self.tap, self.redactor)
@@ -87,8 +88,17 @@ class RecordingProxy(MCPServer):
 
     @property
     def source(self) -> str:
-        """The upstream as the user named it: its URL or its command line."""
-        return self.upstream if isinstance(self.upstream, str) else " ".join(self.upstream)
+        """The upstream's URL or command line as written and printed: redacted, and with a URL's
+        userinfo, query values and fragment masked."""
+        return self.redactor.printable_upstream(self.upstream)
+
+    def printable(self, text: str) -> str:
+        """Text about the upstream (an error, an HTTP error body) made fit to print and to hand
+        the agent: every secret the recording knows, or the rules find in it, replaced; URLs
+        masked."""
+        self._builder.see_new()
+        self.redactor.see_text(text)
+        return self.redactor.printable(text)
 
     def rename(self, name: str) -> None:
         self.name = name
@@ -122,10 +132,14 @@ class RecordingProxy(MCPServer):
         tools, _ = universe_tools(listed, calls)
         return tools
 
-    def recording(self, *, with_log: bool = True) -> Recording:
-        """The universe (and capture log lines) as they would be written now."""
+    def recording(self, *, with_log: bool = True, find_secrets: bool = True) -> Recording:
+        """The universe (and capture log lines) as they would be written now; `secrets_left`
+        unless `find_secrets` is false."""
         return self._builder.build(
-            source=self.source, started_at=self.started_at, with_log=with_log
+            source=self.source,
+            started_at=self.started_at,
+            with_log=with_log,
+            find_secrets=find_secrets,
         )
 
     def save(
@@ -148,7 +162,13 @@ class RecordingProxy(MCPServer):
 
     def _link(self) -> Link:
         if isinstance(self.upstream, str):
-            return HTTPLink(self.name, self.upstream, tap=self.tap, timeout_s=self.timeout_s)
+            return HTTPLink(
+                self.name,
+                self.upstream,
+                tap=self.tap,
+                timeout_s=self.timeout_s,
+                printable=self.printable,
+            )
         return StdioLink(self.name, self.upstream, tap=self.tap, timeout_s=self.timeout_s)
 
     async def serve(
@@ -156,11 +176,15 @@ class RecordingProxy(MCPServer):
         *,
         host: str = "127.0.0.1",
         port: int = 0,
+        allowed_hosts: Sequence[str] = (),
+        allowed_origins: Sequence[str] = (),
         task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Serve the agent over HTTP at `/mcp` until stopped; report the URL once bound."""
+        """Serve the agent over HTTP at `/mcp` until stopped; report the URL once bound (Host
+        and Origin checked as `MCPServer.serve` checks them)."""
         if self._url is not None:
             raise ServerError(f"server {self.name!r} is already started")
+        allowed = AllowedNames.parse(allowed_hosts, allowed_origins)
         config = hypercorn.config.Config()
         config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
         config.accesslog = None
@@ -179,6 +203,7 @@ class RecordingProxy(MCPServer):
                             self.upstream,
                             tap=self.tap,
                             timeout_s=self.timeout_s,
+                            printable=self.printable,
                         )
                         await nursery.start(app.run)
                     else:
@@ -202,7 +227,9 @@ class RecordingProxy(MCPServer):
                                 f"{exc.strerror}{fd_hint(exc.errno)}"
                             ) from None
                         bound = urlsplit(binds[0]).port
-                        app.guard.trust(TrustedHosts(host, [] if bound is None else [bound]))
+                        app.guard.trust(
+                            TrustedHosts(host, [] if bound is None else [bound], allowed)
+                        )
                         self._url = binds[0] + "/mcp"
                         task_status.started(self._url)
                     # hypercorn has finished in-flight requests: the upstream can go now.
@@ -218,7 +245,7 @@ class RecordingProxy(MCPServer):
         try:
             await link.run(task_status=task_status)
         except UpstreamFailure as exc:
-            raise ServerError(f"upstream {self.name!r} {exc}") from None
+            raise ServerError(f"upstream {self.name!r} {self.printable(str(exc))}") from None
 
     async def _report(self) -> None:
         async for call in self._reports_out:

@@ -6,19 +6,33 @@ wildcards) or `regex:PATTERN` (every match inside any string). Every value found
 placeholder, `[REDACTED:1]`, `[REDACTED:2]`, ... in order of discovery, and every occurrence of that
 value in any string (a JSON text block that repeats a structured field, a later call's arguments,
 the raw log) is replaced by the same placeholder, so a replayed agent that feeds a redacted result
-back into its next call still matches the recording. Pure: no I/O.
+back into its next call still matches the recording. Object keys are values too: a secret used
+as a key is replaced there as well. A secret number (a `key:pin` that holds 482193) is also
+replaced where its digits stand alone in text: inside a JSON text block it becomes the quoted
+placeholder, so the text stays the JSON of the redacted structured value.
+
+The upstream's own address goes through the same rules (`see_upstream`, `printable`): a key rule
+names a URL query parameter or a command-line option, a regex matches anywhere in it; and a URL's
+userinfo, query values and fragment are always masked where they are written or printed
+(`credentials.py`). Pure: no I/O.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import re
 import tomllib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from ..errors import ConfigError
+from .credentials import is_placeholder, mask_urls_in, option_keys, option_secrets
 
 __all__ = ["PLACEHOLDER", "RedactionRules", "Redactor", "load_rules_file", "parse_rule"]
 
@@ -141,10 +155,11 @@ def load_rules_file(path: str) -> RedactionRules:
 
 
 class Redactor:
-    """Finds secrets with the rules (`see_call`, `see`), then rewrites values (`apply`).
+    """Finds secrets with the rules (`see_call`, `see`, `see_upstream`), then rewrites values
+    (`apply`) and text to print (`printable`).
 
     Placeholders are stable for the life of the redactor: the same secret always becomes the same
-    placeholder, in args, results and the raw log alike.
+    placeholder, in args, results, object keys and the raw log alike.
     """
 
     def __init__(self, rules: RedactionRules) -> None:
@@ -153,17 +168,30 @@ class Redactor:
         self._paths = [_parse_path(text, "--redact") for text in rules.paths]
         self._patterns = [_compile(text, "--redact") for text in rules.patterns]
         self._placeholders: dict[str, str] = {}
+        self._spellings: dict[str, str] = {}
+        """Each secret string as it may stand in text (itself, and as written inside a JSON
+        string) -> its placeholder."""
         self._exact: dict[Any, str] = {}  # short or non-string values: replaced where found
+        self._numbers: dict[str, str] = {}  # secret numbers as text -> placeholder
         self._by_rule: Counter[str] = Counter()
         self._substring: re.Pattern[str] | None = None
+        self._number_text: re.Pattern[str] | None = None
 
     @property
     def active(self) -> bool:
-        return bool(self.rules)
+        """Rules were given, or a credential was found without one (a URL's userinfo)."""
+        return bool(self.rules) or self.distinct > 0
 
     def summary(self) -> dict[str, int]:
         """Distinct values found per rule (`key:password`, `path:$.args.x`, `regex:...`)."""
         return dict(self._by_rule)
+
+    def unmatched(self) -> list[str]:
+        """The rules that found nothing so far, named as in `summary`."""
+        named = [f"key:{key}" for key in dict.fromkeys(self._keys)]
+        named += [f"path:{path.text}" for path in self._paths]
+        named += [f"regex:{pattern.pattern}" for pattern in self._patterns]
+        return [rule for rule in named if rule not in self._by_rule]
 
     @property
     def distinct(self) -> int:
@@ -177,7 +205,7 @@ class Redactor:
 
     def see(self, value: Any, *, paths: bool = False) -> None:
         """Find secrets anywhere in `value` by key and regex (and by path, for a call)."""
-        if not self.active:
+        if not self.rules:
             return
         if paths:
             for path in self._paths:
@@ -185,13 +213,31 @@ class Redactor:
                     self._remember(found, f"path:{path.text}")
         self._walk(value)
 
+    def see_upstream(self, upstream: str | Sequence[str]) -> None:
+        """Find secrets in the upstream's URL or command line: its userinfo (always), the query
+        parameters and options a key rule names, and regex matches."""
+        keys = option_keys(self._keys)
+        words = [upstream] if isinstance(upstream, str) else list(upstream)
+        for value, rule in option_secrets(words, keys):
+            self._remember(value, rule)
+        self.see(words)
+
+    def see_text(self, text: str) -> None:
+        """Find secrets in text from the upstream (an HTTP error body): as JSON when it is JSON,
+        so key rules apply, and by regex."""
+        with contextlib.suppress(msgspec.DecodeError, RecursionError):
+            self.see(msgspec.json.decode(text))
+        self.see(text)
+
     def _walk(self, value: Any) -> None:
         if isinstance(value, dict):
             for key, item in value.items():
                 if isinstance(key, str) and key.casefold() in self._keys:
                     self._remember_tree(item, f"key:{key.casefold()}")
-                else:
-                    self._walk(item)
+                    continue
+                if isinstance(key, str):
+                    self._walk(key)  # a secret used as an object key
+                self._walk(item)
         elif isinstance(value, list):
             for item in value:
                 self._walk(item)
@@ -219,14 +265,20 @@ class Redactor:
             return
         if isinstance(value, str) and len(value) >= MIN_SUBSTRING:
             if value not in self._placeholders:
-                self._placeholders[value] = self._next()
+                placeholder = self._placeholders[value] = self._next()
                 self._by_rule[rule] += 1
+                for spelling in _spellings(value):
+                    self._spellings.setdefault(spelling, placeholder)
                 self._substring = None
             return
         key = (type(value).__name__, value)
         if key not in self._exact:
-            self._exact[key] = self._next()
+            placeholder = self._exact[key] = self._next()
             self._by_rule[rule] += 1
+            text = _number_text(value)
+            if text is not None and len(text) >= MIN_SUBSTRING:
+                self._numbers.setdefault(text, placeholder)
+                self._number_text = None
 
     def _next(self) -> str:
         return PLACEHOLDER.format(n=self.distinct + 1)
@@ -237,15 +289,29 @@ class Redactor:
         """A copy of `value` with every secret found so far replaced by its placeholder."""
         if not self.distinct:
             return value
-        if self._substring is None and self._placeholders:
+        if self._substring is None and self._spellings:
             # Longest first, so a secret that contains another is replaced whole.
-            ordered = sorted(self._placeholders, key=len, reverse=True)
+            ordered = sorted(self._spellings, key=len, reverse=True)
             self._substring = re.compile("|".join(re.escape(text) for text in ordered))
+        if self._number_text is None and self._numbers:
+            ordered = sorted(self._numbers, key=len, reverse=True)
+            alternatives = "|".join(re.escape(text) for text in ordered)
+            # Digits that stand alone: not part of a longer number, a word or a placeholder.
+            self._number_text = re.compile(rf"(?<![\w.:])(?:{alternatives})(?![\w]|\.\d)")
         return self._rewrite(value)
+
+    def printable(self, text: str) -> str:
+        """Text about the upstream to print or write (an error, its URL or command line): secrets
+        found so far replaced, and every URL's credentials masked."""
+        return mask_urls_in(self.apply(text))
+
+    def printable_upstream(self, upstream: str | Sequence[str]) -> str:
+        """The upstream's URL or command line, as written to `meta.upstream.source`."""
+        return self.printable(upstream if isinstance(upstream, str) else " ".join(upstream))
 
     def _rewrite(self, value: Any) -> Any:
         if isinstance(value, dict):
-            return {key: self._rewrite(item) for key, item in value.items()}
+            return {self._rewrite(key): self._rewrite(item) for key, item in value.items()}
         if isinstance(value, list):
             return [self._rewrite(item) for item in value]
         if value is None or isinstance(value, bool):
@@ -253,13 +319,72 @@ class Redactor:
         exact = self._exact.get((type(value).__name__, value))
         if exact is not None:
             return exact
-        if isinstance(value, str) and self._substring is not None:
-            return self._substring.sub(lambda m: self._placeholders[m.group(0)], value)
+        if isinstance(value, str):
+            return self._rewrite_text(value)
         return value
+
+    def _rewrite_text(self, text: str) -> str:
+        if self._substring is not None:
+            text = self._substring.sub(lambda m: self._spellings[m.group(0)], text)
+        numbers = self._number_text
+        if numbers is None or numbers.search(text) is None:
+            return text
+
+        def bare(match: re.Match[str]) -> str:
+            return self._numbers[match.group(0)]
+
+        if not _is_json_document(text):
+            return numbers.sub(bare, text)
+
+        def token(match: re.Match[str]) -> str:
+            if match.group(0).startswith('"'):
+                return numbers.sub(bare, match.group(0))
+            placeholder = self._numbers.get(match.group(0))
+            return f'"{placeholder}"' if placeholder is not None else match.group(0)
+
+        return _JSON_TOKEN.sub(token, text)
+
+
+_JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?')
+"""A JSON string or number: a secret number standing as a number in a JSON text becomes the
+quoted placeholder (the text stays the JSON of the redacted value); inside a string, bare."""
+
+
+def _is_json_document(text: str) -> bool:
+    stripped = text.lstrip()
+    if not stripped.startswith(("{", "[")):
+        return False
+    try:
+        msgspec.json.decode(text)
+    except (msgspec.DecodeError, RecursionError):
+        return False
+    return True
+
+
+def _spellings(value: str) -> list[str]:
+    """A secret as it stands in text: itself, and escaped as JSON writes it inside a string (both
+    with and without `ensure_ascii`), when that differs."""
+    forms = [value]
+    for escaped in (
+        msgspec.json.encode(value).decode()[1:-1],
+        json.dumps(value)[1:-1],
+    ):
+        if escaped not in forms and len(escaped) >= MIN_SUBSTRING:
+            forms.append(escaped)
+    return forms
+
+
+def _number_text(value: Any) -> str | None:
+    """How a secret number is written in JSON and in text (`482193`, `12.5`)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, float) and value == value and value not in (float("inf"), float("-inf")):
+        return repr(value)
+    return None
 
 
 def _is_placeholder(value: Any) -> bool:
-    return isinstance(value, str) and re.fullmatch(r"\[REDACTED:\d+\]", value) is not None
+    return isinstance(value, str) and is_placeholder(value)
 
 
 def _select(value: Any, steps: tuple[str | int, ...]) -> list[Any]:

@@ -8,9 +8,8 @@ caller can report it and write elsewhere.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from ..errors import InputError
+from ..atomic_write import atomic_write
 from ..universe import write_universe
 from .build import Recording
 
@@ -18,17 +17,7 @@ __all__ = ["save_recording", "write_atomically"]
 
 
 def write_atomically(path: str | os.PathLike[str], data: bytes) -> None:
-    target = Path(path)
-    tmp = target.with_name(f".{target.name}.tmp")
-    try:
-        with open(tmp, "wb") as file:
-            file.write(data)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(tmp, target)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise InputError(f"cannot write: {exc.strerror}", file=os.fspath(target)) from None
+    atomic_write(path, data)
 
 
 def save_recording(

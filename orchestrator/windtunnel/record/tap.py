@@ -120,34 +120,34 @@ class SessionTap:
     _pending: dict[tuple[str, bytes], _Pending] = field(default_factory=dict)
 
     def observe(
-        self, direction: str, message: dict[str, Any], *, stream: Any = None
+        self, direction: str, message: dict[str, Any], *, in_reply_to: Any = None
     ) -> MCPCall | None:
         """Take one message; return the call it completed, if it answered a `tools/call`.
 
-        `stream` is the id of the agent's request whose HTTP response stream carried this
-        server message, if it came on one (the strongest tie of a message to a call).
-        """
+        `in_reply_to` is the id of the agent's request whose HTTP answer (its JSON body or its
+        event stream) carried this message, when the transport says: a server message there
+        belongs to that request's call (the strongest tie, see `_attribute`), and an error with
+        `id: null` (the upstream could not tell the id, e.g. a handshake-era server refusing
+        `server/discover`) answers that request."""
         now = time.time()
         self.log.append(LogRecord(ts=now, conn=self.upstream, dir=direction, msg=message))
         method = message.get("method")
         if direction == "c2s" and isinstance(method, str):
             self._note_era(message)
         if direction == "s2c" and isinstance(method, str):
-            entry = self._attribute(message, stream)
+            entry = self._attribute(message, in_reply_to)
             if entry is not None and "id" in message and _hashable_id(message["id"]):
                 key = msgspec.json.encode(message["id"])
                 self._pending[(direction, key)] = _Pending(
                     method, message.get("params"), now, entry=entry
                 )
                 return None
-        if message.get("id", False) is None and "error" in message and stream is not None:
-            # An error with `id: null` (the server could not read the request's id, e.g. a
-            # handshake-era server refusing `server/discover`) on a request's own HTTP answer
-            # answers that request.
-            message = {**message, "id": stream}
-        if "id" not in message or not _hashable_id(message["id"]):
+        message_id = message.get("id")
+        if message_id is None and "error" in message and method is None:
+            message_id = in_reply_to
+        if message_id is None or not _hashable_id(message_id):
             return None
-        key = msgspec.json.encode(message["id"])
+        key = msgspec.json.encode(message_id)
         if isinstance(method, str):
             self._pending[(direction, key)] = _Pending(method, message.get("params"), now)
             return None

@@ -4,8 +4,7 @@
     units        ScenarioPack             ->  WorkUnit list (stable ids, sha256 seeds)
     trace        call logs                ->  Trace (+ universe_divergence warnings)
     scoring      Trace                    ->  verdicts (policies), scores (scorers), status
-    results      Trace stream             ->  results.jsonl, traces/, summary.json, junit.xml,
-                                              report.html
+    (the run directory they are written to is `windtunnel.rundir`)
 
 The runtime (serving, agents, `run_scenario`) calls these; nothing here starts Trio.
 """
@@ -17,9 +16,9 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from ..rundir.results import RunWriter, read_results
     from .agent_spec import AgentSpec
     from .pack_config import load_pack, load_pack_toml
-    from .results import RunWriter, read_results
     from .scenario import PlanStep, Scenario, ScenarioPack, default_mcp_factory, normalize_servers
     from .scoring import (
         Policy,
@@ -84,7 +83,7 @@ __getattr__, __dir__ = lazy_exports(
     {
         ".agent_spec": ("AgentSpec",),
         ".pack_config": ("load_pack", "load_pack_toml"),
-        ".results": ("RunWriter", "read_results"),
+        "..rundir.results": ("RunWriter", "read_results"),
         ".scenario": (
             "PlanStep",
             "Scenario",

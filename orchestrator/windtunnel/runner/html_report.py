@@ -20,8 +20,8 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..calls import MCPCall
+from ..rundir.layout import trace_relpath
 from .html_page import e, page_parts
-from .layout import trace_relpath
 from .policies import render_json
 from .report_charts import ChartStats
 from .summary import Summary

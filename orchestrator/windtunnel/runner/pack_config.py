@@ -239,7 +239,7 @@ def load_pack_toml(path: str | os.PathLike[str]) -> ScenarioPack:
     )
 
 
-def _import_module(module: str, spec: str) -> Any:
+def _import_module(module: str, spec: str, *, import_from_cwd: bool = True) -> Any:
     if module.endswith(".py"):
         location = Path(module)
         if not location.is_file():
@@ -253,7 +253,7 @@ def _import_module(module: str, spec: str) -> Any:
         import_spec.loader.exec_module(loaded)
         return loaded
     # Like `python -m`, user packs import from the current directory.
-    if os.getcwd() not in sys.path:
+    if import_from_cwd and os.getcwd() not in sys.path:
         sys.path.insert(0, os.getcwd())
     try:
         return importlib.import_module(module)
@@ -263,11 +263,12 @@ def _import_module(module: str, spec: str) -> Any:
         raise
 
 
-def load_pack(spec: str | os.PathLike[str]) -> ScenarioPack:
+def load_pack(spec: str | os.PathLike[str], *, import_from_cwd: bool = True) -> ScenarioPack:
     """A pack from a TOML file, or from `module:attribute` / `path/to/file.py:attribute`.
 
     The attribute is a `ScenarioPack` or a callable taking no arguments that returns one.
-    Importing a module runs the user's own code; a TOML file never runs code.
+    Importing a module runs the user's own code; a TOML file never runs code. A module is
+    imported from `sys.path` and, unless `import_from_cwd` is false, the current directory.
     """
     text = os.fspath(spec)
     # Any existing file but a directory: a FIFO or a device is refused by name, not mistaken
@@ -279,7 +280,7 @@ def load_pack(spec: str | os.PathLike[str]) -> ScenarioPack:
         raise ConfigError(
             "expected a .toml pack file or module:attribute (e.g. packs.billing:pack)", file=text
         )
-    loaded = _import_module(module, text)
+    loaded = _import_module(module, text, import_from_cwd=import_from_cwd)
     try:
         target: Any = loaded
         for part in attr.split("."):

@@ -10,11 +10,13 @@ from pathlib import Path
 import trio
 
 from ..actors import Fleet, JsonLinesSink, Sink, open_fleet
+from ..atomic_write import open_append
 from ..errors import ConfigError, InputError
+from ..rundir.layout import EVENTS_FILE, has_results, run_path
+from ..rundir.results import RunWriter
 from .adapters import AgentLike
 from .execute import run_unit
 from .progress import Progress
-from .results import RunWriter
 from .scenario import ScenarioPack
 from .summary import Summary
 from .trace import Trace
@@ -48,16 +50,18 @@ async def run_pack(
     progress: Progress | None = None,
     sinks: list[Sink] | None = None,
     on_trace: Callable[[Trace], None] | None = None,
+    stop: trio.Event | None = None,
 ) -> Summary:
     """Run every unit with at most `concurrency` in flight; return the summary.
 
     Each finished unit is written at once (trace file, then an fsynced `results.jsonl` line), so
     a cancelled run keeps everything that finished; the summary, JUnit XML and HTML report are
-    written at the end over whatever finished, also when cancelled. With `resume`, units already
-    in the run directory are skipped.
+    written at the end over whatever finished, also when cancelled. Setting `stop` stops the
+    run the same way (units in flight are cancelled) and returns the summary of what finished,
+    so the caller need not read it back. With `resume`, units already in the run directory are
+    skipped.
     """
-    results = options.run_dir / "results.jsonl"
-    if results.exists() and results.stat().st_size and not options.resume:
+    if not options.resume and has_results(options.run_dir):
         raise ConfigError(
             "this run directory already has results; use --resume to finish it, or another -o",
             file=str(options.run_dir),
@@ -88,30 +92,32 @@ async def run_pack(
     base_dir = Path(pack.source).parent if pack.source else None
     progress = progress or Progress(live=False)
     progress.start(total - skipped, skipped=skipped)
-    events_path = options.run_dir / "events.jsonl"
-    try:
-        events = open(events_path, "a", encoding="utf-8")  # noqa: ASYNC230, SIM115  # opened once
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror}", file=str(events_path)) from None
+    events_path = run_path(options.run_dir, EVENTS_FILE)
+    # Appended, never through a link planted in the run directory (`open_append`).
+    events = open(open_append(events_path), "a", encoding="utf-8")  # noqa: ASYNC230, SIM115
     events_sink = JsonLinesSink(events)
     try:
         all_sinks: list[Sink] = [events_sink, *(sinks or [])]
         try:
-            async with open_fleet(
-                pack=pack.name, sinks=all_sinks, feed_port=options.feed_port
-            ) as fleet:
-                await _run_units(
-                    todo(),
-                    total - skipped,
-                    fleet,
-                    pack,
-                    options,
-                    base_dir,
-                    writer,
-                    progress,
-                    on_trace,
-                    concurrency,
-                )
+            async with trio.open_nursery() as watcher:
+                if stop is not None:
+                    watcher.start_soon(_cancel_when_set, stop, watcher.cancel_scope)
+                async with open_fleet(
+                    pack=pack.name, sinks=all_sinks, feed_port=options.feed_port
+                ) as fleet:
+                    await _run_units(
+                        todo(),
+                        total - skipped,
+                        fleet,
+                        pack,
+                        options,
+                        base_dir,
+                        writer,
+                        progress,
+                        on_trace,
+                        concurrency,
+                    )
+                watcher.cancel_scope.cancel()
         except BaseException:
             progress.close()
             # Reports over whatever finished. If writing is what failed (a full disk), the
@@ -131,6 +137,11 @@ async def run_pack(
             file=str(events_path),
         )
     return summary
+
+
+async def _cancel_when_set(stop: trio.Event, scope: trio.CancelScope) -> None:
+    await stop.wait()
+    scope.cancel()
 
 
 async def _run_units(

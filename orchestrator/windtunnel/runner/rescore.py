@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import ConfigError, InputError
-from .layout import RESULTS_FILE
-from .results import RunWriter, load_full_trace, read_results
+from ..rundir.layout import RESULTS_FILE, has_results
+from ..rundir.results import RunWriter, load_full_trace, read_results
 from .scenario import ScenarioPack
 from .scoring import evaluate
 from .summary import Summary
@@ -53,7 +53,7 @@ def rescore_run(run_dir: Path, pack: ScenarioPack, out: Path) -> RescoreReport:
         )
     if out.resolve() == run_dir.resolve():
         raise InputError("the output must be another directory than the run", file=str(out))
-    if (out / RESULTS_FILE).exists():
+    if has_results(out):
         raise InputError(
             "this directory already has results; choose another -o", file=os.fspath(out)
         )

@@ -29,15 +29,17 @@ from typing import Any
 import msgspec
 import trio
 
+from ..atomic_write import atomic_write
 from ..errors import ConfigError
+from ..rundir.layout import EVENTS_FILE, read_run_file, run_path
+from ..rundir.manifest import ShardManifest, check_resumable, write_manifest
+from ..rundir.merge import write_run
+from ..rundir.results import read_results
 from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
 from ..runner.pack_run import PackRunOptions, run_pack
 from ..runner.progress import Progress
-from ..runner.results import atomic_write, read_results
 from ..runner.trace import Trace
-from .manifest import ShardManifest, check_resumable, write_manifest
-from .merge import EVENTS_FILE, write_run
 from .shard_run import prepare_shard
 from .shards import ShardSpec, parse_shard
 
@@ -129,8 +131,8 @@ def _write_shard(run_dir: Path, payload: ShardPayload) -> None:
     write_manifest(run_dir, payload.manifest)
     write_run(run_dir, [*earlier, *payload.traces], payload.manifest.pack)
     if payload.events:
-        events = run_dir / EVENTS_FILE
-        kept = events.read_bytes() if events.exists() and earlier else b""
+        events = run_path(run_dir, EVENTS_FILE)
+        kept = (read_run_file(events, what="an events file") or b"") if earlier else b""
         # A run killed mid-line leaves a partial last line: it goes, the new lines follow.
         kept = kept[: kept.rfind(b"\n") + 1]
         atomic_write(events, kept + payload.events.encode("utf-8"))

@@ -8,11 +8,11 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from ..rundir.manifest import ShardManifest, build_manifest, check_resumable, write_manifest
+from ..rundir.results import read_results
 from ..runner.pack_run import PackRunOptions
-from ..runner.results import read_results
 from ..runner.scenario import ScenarioPack
 from ..runner.units import plan_units
-from .manifest import ShardManifest, build_manifest, check_resumable, write_manifest
 from .shards import ShardSpec, select_shard
 
 __all__ = ["finished_units", "prepare_shard"]

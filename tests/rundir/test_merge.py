@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from tests.scale.shard_dirs import small_pack, unit_trace, write_shards
 from windtunnel.cli.main import main
 from windtunnel.errors import InputError
-from windtunnel.runner.layout import trace_filename
-from windtunnel.runner.results import read_results, write_traces
+from windtunnel.rundir.layout import MANIFEST_FILE, trace_filename
+from windtunnel.rundir.manifest import build_manifest, read_manifest
+from windtunnel.rundir.merge import merge_runs
+from windtunnel.rundir.results import read_results, write_traces
 from windtunnel.runner.units import plan_units
-from windtunnel.scale.manifest import MANIFEST_FILE, build_manifest, read_manifest
-from windtunnel.scale.merge import merge_runs
 from windtunnel.scale.shards import ShardSpec, shard_of
 
 RUN_FILES = ["results.jsonl", "summary.json", "junit.xml", "report.html", "merge.json"]

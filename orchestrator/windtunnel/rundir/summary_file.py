@@ -12,8 +12,8 @@ from typing import BinaryIO
 
 import msgspec
 
-from .repeats import PassCurve
-from .summary import Summary
+from ..runner.repeats import PassCurve
+from ..runner.summary import Summary
 
 __all__ = ["write_summary"]
 

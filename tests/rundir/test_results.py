@@ -12,13 +12,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from tests.runner.factories import call, trace
 from windtunnel.errors import InputError
-from windtunnel.runner.results import RunWriter, read_results, trace_filename
+from windtunnel.rundir.layout import trace_filename
+from windtunnel.rundir.results import RunWriter, read_results
 from windtunnel.runner.scoring import contains, evaluate, no_divergence
 from windtunnel.runner.summary import Summary, summarize
 from windtunnel.runner.trace import Trace
-
-from .factories import call, trace
 
 
 def scored(t: Trace) -> Trace:

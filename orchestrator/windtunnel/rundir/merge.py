@@ -16,19 +16,17 @@ from pathlib import Path
 
 import msgspec
 
+from ..atomic_write import atomic_write
 from ..errors import InputError
-from ..input_files import read_input
-from ..runner.results import RESULTS_FILE, RunWriter, atomic_write, encode_unit, read_results
 from ..runner.summary import Summary
 from ..runner.trace import Trace
+from ..scale.shards import ShardSpec
+from .layout import EVENTS_FILE, MERGE_FILE, RESULTS_FILE, has_results, read_run_file, run_path
 from .manifest import ShardManifest, read_manifest
+from .results import RunWriter, encode_unit, read_results
 from .shard_check import verified_trace
-from .shards import ShardSpec
 
-__all__ = ["MERGE_FILE", "MergeReport", "merge_runs", "name_units", "write_run"]
-
-MERGE_FILE = "merge.json"
-EVENTS_FILE = "events.jsonl"
+__all__ = ["MergeReport", "merge_runs", "name_units", "write_run"]
 
 
 @dataclass(frozen=True)
@@ -116,12 +114,11 @@ def _missing_message(
 def _concat_events(shards: list[tuple[Path, ShardManifest]], out: Path) -> None:
     chunks = []
     for path, _ in shards:
-        events = path / EVENTS_FILE
-        if os.path.lexists(events):
-            data = read_input(events, what="an events file")
+        data = read_run_file(run_path(path, EVENTS_FILE), what="an events file")
+        if data is not None:
             chunks.append(data[: data.rfind(b"\n") + 1])
     if any(chunks):
-        atomic_write(out / EVENTS_FILE, b"".join(chunks))
+        atomic_write(run_path(out, EVENTS_FILE), b"".join(chunks))
 
 
 def write_run(target: Path, traces: list[Trace], pack: str) -> Summary:
@@ -133,18 +130,12 @@ def write_run(target: Path, traces: list[Trace], pack: str) -> Summary:
     """
     writer = RunWriter(target, pack=pack)
     lines = []
-    path = target / RESULTS_FILE
-    try:
-        for trace in traces:
-            data, line = encode_unit(trace)
-            path = writer.trace_path(trace.unit_id)
-            path.write_bytes(data)
-            lines.append(line)
-        os.sync()
-        path = target / RESULTS_FILE
-        atomic_write(path, b"".join(lines))
-    except OSError as exc:
-        raise InputError(f"cannot write: {exc.strerror or exc}", file=str(path)) from None
+    for trace in traces:
+        data, line = encode_unit(trace)
+        atomic_write(writer.trace_path(trace.unit_id), data, fsync=False, sync_dir=False)
+        lines.append(line)
+    os.sync()
+    atomic_write(run_path(target, RESULTS_FILE), b"".join(lines))
     return RunWriter(target, pack=pack).finish()
 
 
@@ -163,7 +154,7 @@ def merge_runs(
     if not dirs:
         raise InputError("nothing to merge: give at least one shard run directory")
     target = Path(out)
-    if (target / RESULTS_FILE).exists() and (target / RESULTS_FILE).stat().st_size:
+    if has_results(target):
         raise InputError("already holds results; merge into a new directory", file=str(target))
     loaded = [(Path(d), read_manifest(d)) for d in dirs]
     first = _check_one_plan(loaded)
@@ -191,7 +182,9 @@ def merge_runs(
         missing=missing,
         sources=[str(path) for path, _ in shards],
     )
-    atomic_write(target / MERGE_FILE, msgspec.json.format(msgspec.json.encode(record)) + b"\n")
+    atomic_write(
+        run_path(target, MERGE_FILE), msgspec.json.format(msgspec.json.encode(record)) + b"\n"
+    )
     return MergeReport(
         summary=summary,
         plan_hash=first.plan_hash,

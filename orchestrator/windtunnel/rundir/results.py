@@ -1,4 +1,5 @@
-"""The run directory: written unit by unit, so an interrupted run keeps everything finished.
+"""`results.jsonl` and `traces/`: written unit by unit, so an interrupted run keeps everything
+finished; read back and checked line by line.
 
     <run_dir>/results.jsonl        one line per finished unit (a trace without its call log)
     <run_dir>/traces/<unit>.json   the full trace of each unit, call log included
@@ -9,6 +10,8 @@
 Each unit's trace file is written atomically *before* its line is appended, and each line is
 one `write` followed by flush and `fsync`; a line is only counted once its newline is on disk, so
 a crash can at worst leave an unterminated last line, which readers skip and writers cut off.
+Every file goes through `atomic_write` or `open_append` and every path through `layout`: a link
+planted in the directory is refused by name, never written through (see `layout`).
 """
 
 from __future__ import annotations
@@ -20,95 +23,70 @@ import itertools
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import BinaryIO
 
 import msgspec
 
+from ..atomic_write import atomic_stream, atomic_write, fsync_dir, open_append
 from ..canonical import scrub_surrogates
 from ..errors import InputError
-from ..input_files import read_input
-from .finished import FinishedUnits
-from .html_report import ReportUnits, write_report
-from .junit import write_junit
-from .layout import RESULTS_FILE, TRACES_DIR, trace_filename, trace_relpath
-from .summary import Summary, SummaryBuilder
+from ..runner.finished import FinishedUnits
+from ..runner.html_report import ReportUnits, write_report
+from ..runner.junit import write_junit
+from ..runner.summary import Summary, SummaryBuilder
+from ..runner.trace import Trace
+from ..runner.unit_order import UnitOrder
+from .layout import (
+    JUNIT_FILE,
+    REPORT_FILE,
+    RESULTS_FILE,
+    SUMMARY_FILE,
+    TRACES_DIR,
+    ensure_dir,
+    open_for_reading,
+    read_run_file,
+    run_path,
+    trace_filename,
+    trace_relpath,
+)
 from .summary_file import write_summary
-from .trace import Trace
-from .unit_order import UnitOrder
 
 __all__ = [
-    "RESULTS_FILE",
-    "TRACES_DIR",
     "RunUnits",
     "RunWriter",
-    "atomic_stream",
-    "atomic_write",
     "encode_unit",
     "iter_rows",
     "load_full_trace",
     "read_results",
-    "trace_filename",
     "write_traces",
 ]
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(Trace)
+_EMFILE_HINT = "; raise the open-file limit (ulimit -n)"
+_TAIL_CHUNK = 1 << 16
 
 
-def atomic_write(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
-    """Write via a temporary file, fsync, then rename: readers see the old file or the new.
-
-    `sync_dir=False` leaves making the rename durable to the caller (one directory fsync for a
-    batch of files).
-    """
-    tmp = path.with_name(f".{path.name}.tmp")
+def _cut_unterminated_tail(results: Path) -> None:
+    """Cut an interrupted last line off `results` (never through a link: `open_append`)."""
+    fd = open_append(results)
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    if sync_dir:
-        _fsync_dir(path.parent)
-
-
-@contextlib.contextmanager
-def atomic_stream(path: Path) -> Iterator[BinaryIO]:
-    """`atomic_write` for data written piece by piece: a temporary file, fsync, rename."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make a rename or a new file in `directory` durable (POSIX; a no-op where unsupported)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
+        size = os.fstat(fd).st_size
+        end = size
+        while end > 0:
+            start = max(0, end - _TAIL_CHUNK)
+            chunk = os.pread(fd, end - start, start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        if end != size:
+            os.ftruncate(fd, end)
+            os.fsync(fd)
+    except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", file=os.fspath(results)) from None
     finally:
         os.close(fd)
-
-
-def _complete_length(path: Path) -> int:
-    """Bytes of `path` up to and including its last newline."""
-    data = read_input(path, what="a results file")
-    return data.rfind(b"\n") + 1
 
 
 class RunWriter:
@@ -121,25 +99,22 @@ class RunWriter:
     def __init__(self, run_dir: str | os.PathLike[str], *, pack: str = "windtunnel") -> None:
         self.run_dir = Path(run_dir)
         self.pack = pack
-        self.traces_dir = self.run_dir / TRACES_DIR
-        self.results_path = self.run_dir / RESULTS_FILE
+        self.traces_dir = run_path(self.run_dir, TRACES_DIR)
+        self.results_path = run_path(self.run_dir, RESULTS_FILE)
         try:
-            self.traces_dir.mkdir(parents=True, exist_ok=True)
+            self.run_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise InputError(
                 f"cannot create the run directory: {exc.strerror}", file=os.fspath(run_dir)
             ) from None
+        ensure_dir(self.traces_dir)
         # Only a bit per finished unit stays in memory; the summary is built as units are
         # written, and the reports stream the units back from disk.
         self._finished = FinishedUnits()
         self._summary = SummaryBuilder(pack)
         self._rewritten = False
-        if self.results_path.exists():
-            complete = _complete_length(self.results_path)
-            if complete != self.results_path.stat().st_size:
-                with open(self.results_path, "r+b") as f:
-                    f.truncate(complete)
-                    os.fsync(f.fileno())
+        if os.path.lexists(self.results_path):
+            _cut_unterminated_tail(self.results_path)
             for _, row in iter_rows(self.run_dir):
                 self._count(row)
 
@@ -164,17 +139,15 @@ class RunWriter:
         return set(self._finished)
 
     def trace_path(self, unit_id: str) -> Path:
-        path = self.traces_dir / trace_filename(unit_id)
-        # `trace_filename` already confines the name; this guards the guarantee.
-        if path.resolve().parent != self.traces_dir.resolve():
-            raise ValueError(f"trace path of {unit_id!r} escapes {self.traces_dir}")
-        return path
+        # `trace_filename` confines the name to one plain component of `traces/`.
+        return run_path(self.traces_dir, trace_filename(unit_id))
 
     def write(self, trace: Trace) -> Path:
         """Persist one finished unit: its trace file, then its results line (fsynced).
 
-        A write that fails (a full disk) is an `InputError` naming the file; at worst it leaves
-        an unterminated last line, which readers skip and the next writer cuts off.
+        A write that fails (a full disk, a planted link) is an `InputError` naming the file; at
+        worst it leaves an unterminated last line, which readers skip and the next writer cuts
+        off.
         """
         return self.write_many([trace])[0]
 
@@ -194,15 +167,13 @@ class RunWriter:
                 trace = msgspec.convert(scrub_surrogates(msgspec.to_builtins(trace)), Trace)
                 traces[index] = trace
                 full, line = encode_unit(trace)
-            _write_or_fail(path, lambda: atomic_write(path, full, sync_dir=False))  # noqa: B023
+            _with_hint(lambda: atomic_write(path, full, sync_dir=False))  # noqa: B023
             paths.append(path)
             lines.append(line)
-        _fsync_dir(self.traces_dir)
+        fsync_dir(self.traces_dir)
 
         def append() -> None:
-            fd = os.open(
-                self.results_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644
-            )
+            fd = open_append(self.results_path)
             try:
                 start = os.lseek(fd, 0, os.SEEK_END)
                 pending = memoryview(b"".join(lines))
@@ -210,16 +181,20 @@ class RunWriter:
                     while pending:
                         pending = pending[os.write(fd, pending) :]
                     os.fsync(fd)
-                except OSError:
+                except OSError as exc:
                     # A batch that half fits (a full disk) is cut back whole: a unit is in
                     # results.jsonl exactly when it was reported finished.
                     with contextlib.suppress(OSError):
                         os.ftruncate(fd, start)
-                    raise
+                    hint = _EMFILE_HINT if exc.errno == errno.EMFILE else ""
+                    raise InputError(
+                        f"cannot write: {exc.strerror or exc}{hint}",
+                        file=os.fspath(self.results_path),
+                    ) from None
             finally:
                 os.close(fd)
 
-        _write_or_fail(self.results_path, append)
+        _with_hint(append)
         for trace in traces:
             self._count(trace)
         return paths
@@ -238,24 +213,22 @@ class RunWriter:
             summary = builder.build()
         else:
             summary = self._summary.build()
-        target = self.run_dir / "summary.json"
 
         def summary_file() -> None:
-            with atomic_stream(target) as f:
+            with atomic_stream(run_path(self.run_dir, SUMMARY_FILE)) as f:
                 write_summary(f, summary)
 
-        _write_or_fail(target, summary_file)
-
         def junit() -> None:
-            with atomic_stream(self.run_dir / "junit.xml") as f:
+            with atomic_stream(run_path(self.run_dir, JUNIT_FILE)) as f:
                 write_junit(f, units.rows, summary)
 
         def report() -> None:
-            with atomic_stream(self.run_dir / "report.html") as f:
+            with atomic_stream(run_path(self.run_dir, REPORT_FILE)) as f:
                 write_report(lambda text: f.write(text.encode("utf-8")), units, summary)
 
-        _write_or_fail(self.run_dir / "junit.xml", junit)
-        _write_or_fail(self.run_dir / "report.html", report)
+        _with_hint(summary_file)
+        _with_hint(junit)
+        _with_hint(report)
         return summary
 
 
@@ -271,25 +244,27 @@ def encode_unit(trace: Trace) -> tuple[bytes, bytes]:
     return full, line
 
 
-def _write_or_fail(path: Path, write: Callable[[], None]) -> None:
+def _with_hint(write: Callable[[], None]) -> None:
+    """Run `write`; out of descriptors, the error also says a run can ask for fewer at once."""
     try:
         write()
-    except OSError as exc:
-        hint = ""
-        if exc.errno == errno.EMFILE:
-            hint = "; raise the open-file limit (ulimit -n) or lower --concurrency"
-        raise InputError(
-            f"cannot write: {exc.strerror or exc}{hint}", file=os.fspath(path)
-        ) from None
+    except InputError as exc:
+        if not exc.message.endswith(_EMFILE_HINT):
+            raise
+        raise InputError(exc.message + " or lower --concurrency", file=exc.file) from None
 
 
 def load_full_trace(run_dir: Path, row: Trace) -> Trace:
-    """The full trace behind a results row, or the row itself when the file is unusable."""
+    """The full trace behind a results row, or the row itself when the file is unusable (a
+    link planted in its place included: it is never followed)."""
     if not row.trace_file:
         return row
-    path = run_dir / TRACES_DIR / trace_filename(row.unit_id)
+    path = run_path(run_dir, TRACES_DIR, trace_filename(row.unit_id))
     try:
-        full = _decoder.decode(read_input(path, what="a trace file"))
+        data = read_run_file(path, what="a trace file")
+        if data is None:
+            return row
+        full = _decoder.decode(data)
     except (InputError, msgspec.DecodeError, RecursionError):
         return row
     # A file rewritten by a later attempt whose line never made it to disk is not this row's.
@@ -305,20 +280,13 @@ def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) ->
 
     A unit written twice (a rerun) keeps its first position and its last line.
 
-    An unterminated last line is an interrupted write and is skipped; any other bad line is an
-    `InputError` naming the file and line. With `with_calls`, call logs come from `traces/`.
+    An unterminated last line is an interrupted write and is skipped; any other bad line, or a
+    `results.jsonl` that is a link, is an `InputError` naming the file (and line). With
+    `with_calls`, call logs come from `traces/`.
     """
     root = Path(run_dir)
-    path = root / RESULTS_FILE
-    if not os.path.lexists(path):
-        return []
-    data = read_input(path, what="a results file")
-    complete = data[: data.rfind(b"\n") + 1]
     traces: dict[str, Trace] = {}
-    for number, line in enumerate(complete.splitlines(), 1):
-        if not line.strip():
-            continue
-        row = _decode_row(line, path, number)
+    for _, row in iter_rows(root):
         traces[row.unit_id] = load_full_trace(root, row) if with_calls else row
     return list(traces.values())
 
@@ -326,22 +294,34 @@ def read_results(run_dir: str | os.PathLike[str], *, with_calls: bool = True) ->
 def iter_rows(run_dir: str | os.PathLike[str]) -> Iterator[tuple[int, Trace]]:
     """(byte offset, row) of every complete line of `results.jsonl`, in file order, one at a
     time; a rerun's unit appears once per line. A bad line is an `InputError`."""
-    path = Path(run_dir) / RESULTS_FILE
-    try:
-        f = open(path, "rb")  # noqa: SIM115  # closed below, also when the caller stops early
-    except FileNotFoundError:
+    path = run_path(run_dir, RESULTS_FILE)
+    fd = open_for_reading(path, what="a results file")
+    if fd is None:
         return
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=os.fspath(path)) from None
-    with f:
+    with open(fd, "rb") as f:
         offset = 0
-        for number, line in enumerate(f, 1):
-            start, offset = offset, offset + len(line)
-            if not line.endswith(b"\n"):
-                return  # an interrupted write
-            if not line.strip():
-                continue
-            yield start, _decode_row(line, path, number)
+        try:
+            for number, line in enumerate(f, 1):
+                start, offset = offset, offset + len(line)
+                if not line.endswith(b"\n"):
+                    return  # an interrupted write
+                if not line.strip():
+                    continue
+                yield start, _decode_row(line, path, number)
+        except OSError as exc:
+            raise InputError(f"cannot read: {exc.strerror or exc}", file=os.fspath(path)) from None
+
+
+def _lines_at(run_dir: Path, offsets: Iterable[int]) -> Iterator[Trace]:
+    """The rows of `results.jsonl` starting at each of `offsets`, in that order."""
+    path = run_path(run_dir, RESULTS_FILE)
+    fd = open_for_reading(path, what="a results file")
+    if fd is None:
+        raise InputError("no such file", file=os.fspath(path))
+    with open(fd, "rb") as f:
+        for offset in offsets:
+            f.seek(offset)
+            yield _decoder.decode(f.readline())
 
 
 def _decode_row(line: bytes, path: Path, number: int) -> Trace:
@@ -371,18 +351,12 @@ class RunUnits(ReportUnits):
             for offset, row in iter_rows(run_dir):
                 self._offsets[row.unit_id] = offset
 
-    def _at(self, offset: int) -> Trace:
-        with open(self.run_dir / RESULTS_FILE, "rb") as f:
-            f.seek(offset)
-            return _decoder.decode(f.readline())
-
     def rows(self) -> Iterator[Trace]:
         if self._offsets is None:
             for _, row in iter_rows(self.run_dir):
                 yield row
         else:
-            for offset in self._offsets.values():
-                yield self._at(offset)
+            yield from _lines_at(self.run_dir, self._offsets.values())
 
     def ordered(self) -> Iterator[Trace]:
         """Failures and errors first, then passes; each group by unit id."""
@@ -391,17 +365,14 @@ class RunUnits(ReportUnits):
             for offset, row in iter_rows(self.run_dir):
                 order.add(row.unit_id, row.status, offset)
         else:
-            for offset in self._offsets.values():
-                row = self._at(offset)
+            offsets = self._offsets.values()
+            for offset, row in zip(offsets, _lines_at(self.run_dir, offsets), strict=True):
                 order.add(row.unit_id, row.status, offset)
-        offsets = order.offsets()
-        first = next(offsets, None)
+        offsets_in_order = order.offsets()
+        first = next(offsets_in_order, None)
         if first is None:
             return
-        with open(self.run_dir / RESULTS_FILE, "rb") as f:
-            for offset in itertools.chain([first], offsets):
-                f.seek(offset)
-                yield _decoder.decode(f.readline())
+        yield from _lines_at(self.run_dir, itertools.chain([first], offsets_in_order))
 
     def full(self, row: Trace) -> Trace:
         return load_full_trace(self.run_dir, row)

@@ -16,16 +16,14 @@ from pathlib import Path
 
 import msgspec
 
+from ..atomic_write import atomic_write
 from ..errors import ConfigError, InputError
-from ..input_files import read_input
-from ..runner.layout import RESULTS_FILE
-from ..runner.results import atomic_write
 from ..runner.units import WorkUnit
+from ..scale.shards import SHARD_SCHEME, ShardSpec, parse_shard, plan_hash, select_shard
 from ..universe import _split_msgspec_error
-from .shards import SHARD_SCHEME, ShardSpec, parse_shard, plan_hash, select_shard
+from .layout import MANIFEST_FILE, has_results, read_run_file, run_path
 
 __all__ = [
-    "MANIFEST_FILE",
     "SHARD_FORMAT_VERSION",
     "ShardManifest",
     "build_manifest",
@@ -34,7 +32,6 @@ __all__ = [
     "write_manifest",
 ]
 
-MANIFEST_FILE = "shard.json"
 SHARD_FORMAT_VERSION = 1
 
 
@@ -72,10 +69,9 @@ def check_resumable(run_dir: Path, manifest: ShardManifest) -> bool:
     A directory whose `results.jsonl` has lines must already carry this very manifest (a resumed
     shard); otherwise resuming would mix units of two plans or two shards.
     """
-    results = run_dir / RESULTS_FILE
-    if not (results.exists() and results.stat().st_size > 0):
+    if not has_results(run_dir):
         return False
-    existing = read_manifest(run_dir) if (run_dir / MANIFEST_FILE).exists() else None
+    existing = read_manifest(run_dir) if os.path.lexists(run_path(run_dir, MANIFEST_FILE)) else None
     if existing != manifest:
         what = (
             f"shard {existing.shard} of plan {existing.plan_hash[:12]}"
@@ -93,7 +89,7 @@ def check_resumable(run_dir: Path, manifest: ShardManifest) -> bool:
 def write_manifest(run_dir: Path, manifest: ShardManifest) -> None:
     """Write `run_dir/shard.json`, refusing a directory that holds another run's results
     (`check_resumable`)."""
-    path = run_dir / MANIFEST_FILE
+    path = run_path(run_dir, MANIFEST_FILE)
     check_resumable(run_dir, manifest)
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
@@ -107,13 +103,13 @@ def write_manifest(run_dir: Path, manifest: ShardManifest) -> None:
 
 def read_manifest(run_dir: str | os.PathLike[str]) -> ShardManifest:
     """Read and check `run_dir/shard.json`; every problem is one `InputError` naming the file."""
-    path = Path(run_dir) / MANIFEST_FILE
-    if not os.path.lexists(path):
+    path = run_path(run_dir, MANIFEST_FILE)
+    data = read_run_file(path, what="a shard manifest")
+    if data is None:
         raise InputError(
             "not a shard run directory: no shard.json (run it with wt run --shard i/N)",
             file=os.fspath(run_dir),
         )
-    data = read_input(path, what="a shard manifest")
     try:
         manifest = msgspec.json.decode(data, type=ShardManifest)
     except msgspec.DecodeError as exc:

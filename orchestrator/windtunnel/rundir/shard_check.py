@@ -1,7 +1,7 @@
 """A shard's trace files checked against its results lines before `wt merge` trusts them.
 
 Each results line records its unit's call count and the sha256 of the trace file as written
-(`runner.results.encode_unit`). A merge reads every trace file back and refuses, naming the unit,
+(`rundir.results.encode_unit`). A merge reads every trace file back and refuses, naming the unit,
 a file that is missing, unreadable, swapped for another unit's, changed since it was written, or
 whose results line was edited (a status turned from `error` to `passed`, say).
 """
@@ -9,16 +9,13 @@ whose results line was edited (a status turned from `error` to `passed`, say).
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import msgspec
 
 from ..errors import InputError
-from ..input_files import read_input
-from ..runner.layout import TRACES_DIR, trace_filename
-from ..runner.results import RESULTS_FILE
 from ..runner.trace import Trace
+from .layout import RESULTS_FILE, TRACES_DIR, read_run_file, run_path, trace_filename
 
 __all__ = ["verified_trace"]
 
@@ -28,19 +25,19 @@ _decoder = msgspec.json.Decoder(Trace)
 def verified_trace(run_dir: Path, row: Trace) -> Trace:
     """The full trace behind results row `row` of `run_dir`, once it checks out."""
     relpath = f"{TRACES_DIR}/{trace_filename(row.unit_id)}"
-    path = run_dir / relpath
+    path = run_path(run_dir, TRACES_DIR, trace_filename(row.unit_id))
 
     def refuse(problem: str) -> InputError:
         return InputError(f"unit {row.unit_id!r}: {problem}; not merged", file=str(run_dir))
 
     if row.trace_sha256 is None or row.call_count is None:
         raise refuse(f"its line in {RESULTS_FILE} records no trace digest")
-    if not os.path.lexists(path):
-        raise refuse(f"its trace file {relpath} is missing")
     try:
-        data = read_input(path, what="a trace file")
+        data = read_run_file(path, what="a trace file")
     except InputError as exc:
         raise refuse(f"its trace file {relpath} is unusable ({exc.message})") from None
+    if data is None:
+        raise refuse(f"its trace file {relpath} is missing")
     if hashlib.sha256(data).hexdigest() != row.trace_sha256:
         raise refuse(f"its trace file {relpath} is not the one written with its results line")
     try:
