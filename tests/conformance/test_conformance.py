@@ -16,7 +16,7 @@ list must shrink with the code. The line `conformance: live N/32, record N/32, r
 printed at the end of the run.
 
 Measured 2026-12-04 (about 35 s for all five runs): live 31/32; record 31/32 with the server over
-HTTP and over stdio (over stdio 25/32 before the HTTP front carried the agent's session through);
+HTTP and over stdio (over stdio 24/32 before the HTTP front carried the agent's session through);
 replay 11/32 with a universe format that holds tools only, 24/32 with issue 25's format and its
 serving (the `surface` branch); what the replay still lacks is named in `_REPLAY_CAPABILITIES`.
 """
