@@ -1,15 +1,22 @@
 """A recording at rest: the universe and the capture log of one upstream, redacted. Pure.
 
-Tools come from the live `tools/list` (name, description, input schema); a tool that was called but
-never listed is declared with an open object schema and reported. A tool whose identical calls got
-different answers is frozen in `"mode": "sequence"` (every call kept, in order); the rest keep the
-first of identical calls (`freeze_universe`). Redaction runs over everything first.
+Tools come from the live `tools/list` (name, description, input schema, and every other field the
+server gave: title, annotations, output schema, icons, execution, `_meta`), in list order; a tool
+that was called but never listed is declared with an open object schema and reported. A tool whose
+identical calls got different answers is frozen in `"mode": "sequence"` (every call kept, in
+order); the rest keep the first of identical calls (`freeze_universe`). Each kept call brings the
+server messages sent while it was answered; the universe also gets the server's identity,
+resources, prompts and completions (`surface_additions`). Redaction runs over everything first.
+
+The additions are written as far as the universe format of this checkout holds them
+(`with_additions`): a file `wt record` writes always loads. The rest stay in
+`Recording.additions` and in the capture log.
 """
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,11 +27,52 @@ from ..calls import MCPCall
 from ..canonical import args_key, canonical_key, encode_json
 from ..freeze import freeze_universe
 from ..importing.secrets import scan_secrets
-from ..universe import Universe, UniverseTool
+from ..universe import Recording as UniverseRecording
+from ..universe import (
+    Universe,
+    UniverseTool,
+    decode_universe,
+    encode_universe,
+    flatten_wire_args,
+)
 from .redact import Redactor
-from .tap import SessionTap
+from .tap import SERVER_MESSAGES, ServerSurface, SessionTap
 
-__all__ = ["Recording", "RecordingBuilder", "detect_modes", "redacted_calls", "universe_tools"]
+__all__ = [
+    "Additions",
+    "Recording",
+    "RecordingBuilder",
+    "detect_modes",
+    "kept_calls",
+    "redacted_calls",
+    "surface_additions",
+    "tool_additions",
+    "universe_tools",
+    "with_additions",
+]
+
+_TOOL_FIELDS: dict[str, tuple[str, type[Any]]] = {
+    "title": ("title", str),
+    "annotations": ("annotations", dict),
+    "outputSchema": ("output_schema", dict),
+    "icons": ("icons", list),
+    "execution": ("execution", dict),
+    "_meta": ("_meta", dict),
+}
+"""A listed tool's field -> (its name in the universe, the JSON type it must have)."""
+
+
+@dataclass
+class Additions:
+    """What the universe holds beyond tools and recordings (the format of issue 25)."""
+
+    top: dict[str, Any] = field(default_factory=dict)
+    """`server`, `resources`, `resource_templates`, `resource_reads`, `prompts`, `prompt_gets`,
+    `completions`: each only when not empty."""
+    tools: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Per tool name: `title`, `annotations`, `output_schema`, `icons`, `execution`, `_meta`."""
+    server_messages: list[list[dict[str, Any]]] = field(default_factory=list)
+    """Per recording (same order as the universe's): what the server sent while answering."""
 
 
 @dataclass
@@ -37,6 +85,10 @@ class Recording:
     secrets_left: list[tuple[str, str]] = field(default_factory=list)
     """`(json_path, kind)` for values that still look like secrets (as `wt validate` warns)."""
     redacted: dict[str, int] = field(default_factory=dict)
+    additions: Additions = field(default_factory=Additions)
+    """Everything recorded beyond tools and calls, written or not (see `with_additions`)."""
+    not_written: list[str] = field(default_factory=list)
+    """JSON paths of additions the universe format of this checkout cannot hold yet."""
 
 
 def detect_modes(calls: Sequence[MCPCall]) -> dict[str, str]:
@@ -79,6 +131,98 @@ def universe_tools(
     return tools, unlisted
 
 
+def tool_additions(tool: dict[str, Any]) -> dict[str, Any]:
+    """A listed tool's fields beyond name, description and input schema, as the universe names
+    them (`outputSchema` is `output_schema`); a field of the wrong JSON type is left out."""
+    kept: dict[str, Any] = {}
+    for wire, (name, kind) in _TOOL_FIELDS.items():
+        value = tool.get(wire)
+        if isinstance(value, kind):
+            kept[name] = value
+    return kept
+
+
+def kept_calls(calls: Sequence[MCPCall], modes: Mapping[str, str]) -> list[MCPCall]:
+    """The calls `freeze_universe` turns into recordings, in the same order: every call of a
+    sequence tool, the first of identical calls of the rest."""
+    seen: set[tuple[str, Any]] = set()
+    kept: list[MCPCall] = []
+    for call in calls:
+        if call.divergence is not None:
+            continue
+        if modes.get(call.tool_name) != "sequence":
+            key = (call.tool_name, canonical_key(flatten_wire_args(call.tool_name, call.args)))
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(call)
+    return kept
+
+
+def surface_additions(
+    surface: ServerSurface,
+    listed: dict[str, dict[str, Any]],
+    kept: Sequence[MCPCall],
+    redactor: Redactor,
+) -> Additions:
+    """The universe's additions from what the tap saw, redacted (`listed` already is)."""
+    apply = redactor.apply
+    top: dict[str, Any] = {}
+    if surface.server:
+        top["server"] = apply(surface.server)
+    sections: list[tuple[str, dict[Any, dict[str, Any]]]] = [
+        ("resources", surface.resources),
+        ("resource_templates", surface.resource_templates),
+        ("resource_reads", surface.resource_reads),
+        ("prompts", surface.prompts),
+        ("prompt_gets", surface.prompt_gets),
+        ("completions", surface.completions),
+    ]
+    for name, entries in sections:
+        if entries:
+            top[name] = [apply(entry) for entry in entries.values()]
+    tools = {name: extra for name, tool in listed.items() if (extra := tool_additions(tool))}
+    messages = [apply(call.extra.get(SERVER_MESSAGES, [])) for call in kept]
+    return Additions(top=top, tools=tools, server_messages=messages)
+
+
+def _names(struct: type[msgspec.Struct]) -> frozenset[str]:
+    return frozenset(info.encode_name for info in msgspec.structs.fields(struct))
+
+
+def with_additions(universe: Universe, additions: Additions) -> tuple[Universe, list[str]]:
+    """The universe with every addition its format holds, decoded (and so validated) by the
+    format's own loader; and the JSON paths of the additions it cannot hold yet."""
+    document = msgspec.json.decode(encode_universe(universe))
+    written: list[str] = []
+    left_out: list[str] = []
+
+    def put(target: dict[str, Any], key: str, value: Any, names: frozenset[str], at: str) -> None:
+        if key in names:
+            target[key] = value
+            written.append(at)
+        else:
+            left_out.append(at)
+
+    top_names, tool_names = _names(Universe), _names(UniverseTool)
+    for key, value in additions.top.items():
+        put(document, key, value, top_names, f"$.{key}")
+    for index, tool in enumerate(document["tools"]):
+        for key, value in additions.tools.get(tool["name"], {}).items():
+            put(tool, key, value, tool_names, f"$.tools[{index}].{key}")
+    recording_names = _names(UniverseRecording)
+    recordings = document.get("recordings", [])
+    for index, (recording, messages) in enumerate(
+        zip(recordings, additions.server_messages, strict=True)
+    ):
+        if messages:
+            at = f"$.recordings[{index}].{SERVER_MESSAGES}"
+            put(recording, SERVER_MESSAGES, messages, recording_names, at)
+    if not written:
+        return universe, left_out
+    return decode_universe(msgspec.json.encode(document), file="<recording>"), left_out
+
+
 def redacted_calls(tap: SessionTap, redactor: Redactor) -> list[MCPCall]:
     """The tap's calls with every secret found so far replaced."""
     return [
@@ -89,11 +233,17 @@ def redacted_calls(tap: SessionTap, redactor: Redactor) -> list[MCPCall]:
     ]
 
 
-def _lists_tools(message: dict[str, Any]) -> bool:
-    """A `tools/list` answer: schemas, not data (a key rule for `api_key` must not take the
-    schema of an `api_key` parameter for a secret)."""
+def _data_of(message: dict[str, Any]) -> dict[str, Any] | None:
+    """What of a message redaction looks for secrets in: schemas are not data (a key rule for
+    `api_key` must not take the schema of an `api_key` parameter for a secret). A `tools/list`
+    answer is all schemas (None); an elicitation request's `requestedSchema` is left out."""
     result = message.get("result")
-    return isinstance(result, dict) and "tools" in result
+    if isinstance(result, dict) and "tools" in result:
+        return None
+    params = message.get("params")
+    if message.get("method") == "elicitation/create" and isinstance(params, dict):
+        return {**message, "params": {k: v for k, v in params.items() if k != "requestedSchema"}}
+    return message
 
 
 class RecordingBuilder:
@@ -119,8 +269,9 @@ class RecordingBuilder:
             redactor.see_call(call.args, call.result)
         self._calls_seen = len(tap.calls)
         for record in tap.log[self._log_seen :]:
-            if not _lists_tools(record.msg):
-                redactor.see(record.msg)
+            data = _data_of(record.msg)
+            if data is not None:
+                redactor.see(data)
         self._log_seen = len(tap.log)
 
     def log_lines(self) -> list[bytes]:
@@ -162,6 +313,9 @@ class RecordingBuilder:
                 "by_rule": redactor.summary(),
             }
         universe = freeze_universe(calls, tools=tools, path=None, meta=meta)
+        modes = {tool.name: tool.mode for tool in tools}
+        additions = surface_additions(tap.surface, listed, kept_calls(calls, modes), redactor)
+        universe, not_written = with_additions(universe, additions)
         secrets = (
             scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings")
             if find_secrets
@@ -173,4 +327,6 @@ class RecordingBuilder:
             unlisted_tools=unlisted,
             secrets_left=secrets,
             redacted=redactor.summary(),
+            additions=additions,
+            not_written=not_written,
         )

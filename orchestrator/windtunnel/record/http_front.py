@@ -4,10 +4,13 @@
   headers and body as they came (hop-by-hop headers aside, and `Accept-Encoding: identity` so the
   tap can read bodies), and the answer comes back the same way, event streams byte for byte as they
   arrive. Sessions, both protocol eras and server-sent streams are the upstream's own.
-- `LinkApp` (the upstream is a stdio server): a POSTed request gets the upstream's answer as JSON;
-  notifications and responses get 202; a GET opens the event stream that carries the upstream's own
-  notifications and requests (one at a time, as the transport says). No session ids: one stdio
-  server is one session.
+- `LinkApp` (the upstream is a stdio server): one session toward the agent (its `Mcp-Session-Id`
+  comes with the answer to `initialize`, so SDK clients open their GET stream; one stdio server is
+  one session, so a DELETE ends only the id). A POSTed request gets the upstream's answer as JSON,
+  or as an event stream when the upstream sends anything for it first: its logs, progress and
+  requests (sampling, elicitation, roots) reach the agent while the call runs, and the agent's
+  answers go back as any POSTed response does. What belongs to no request goes on the GET stream
+  (one at a time, as the transport says). Notifications and responses get 202.
 
 Both check Host and Origin on every bind (DNS rebinding: 421 / 403, `TrustedHosts`) and refuse
 request bodies over 4 MiB (413), as `wt serve` does. A request the upstream does not answer gets a
@@ -17,6 +20,7 @@ JSON-RPC error naming the upstream and why (timeout, crash, refused connection).
 from __future__ import annotations
 
 import math
+import secrets
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -35,6 +39,7 @@ from .link import (
     one_line,
     shown_as_is,
 )
+from .routing import ServerMessageRouter
 from .sse import SSEDataReader
 from .tap import SessionTap, decode_messages
 
@@ -356,12 +361,22 @@ class _AgentStream:
 
 
 class LinkApp:
-    """HTTP agent, stdio upstream: JSON answers; a GET stream for the upstream's own messages."""
+    """HTTP agent, stdio upstream: one session toward the agent, the upstream's own messages on
+    the request streams or the GET stream (`ServerMessageRouter`)."""
 
     def __init__(self, link: Link, *, path: str = "/mcp") -> None:
         self.link = link
         self.guard = _Guard(path=path)
+        self.router = ServerMessageRouter(link.server_messages)
+        self.session: str | None = None
+        """Handed out with the answer to `initialize`: the agent then opens its GET stream
+        (the SDK clients open it only once they hold a session)."""
         self._stream_open = False
+
+    async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
+        """Route the upstream's own messages while serving."""
+        task_status.started()
+        await self.router.run()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
@@ -371,11 +386,16 @@ class LinkApp:
             return
         try:
             self.guard.check(scope)
+            self._check_session(scope)
             if scope["method"] == "GET":
                 await self._events(send)
                 return
+            if scope["method"] == "DELETE":
+                self.session = None  # one stdio server is one session: it lives on
+                await _respond(send, 200, b"")
+                return
             if scope["method"] != "POST":
-                raise _Refused(405, "method not allowed: this upstream has no sessions to end")
+                raise _Refused(405, "method not allowed")
             body = await self.guard.body(receive)
         except _Refused as refused:
             await _respond(send, refused.status, refused.text.encode())
@@ -385,7 +405,7 @@ class LinkApp:
         except ValueError:
             line = body  # not JSON: the upstream answers it with its own parse error
         messages = decode_messages(line)
-        is_request, request_id = _request_id(messages)
+        is_request, _ = _request_id(messages)
         if not is_request:
             try:
                 await self.link.send(line, messages)
@@ -395,22 +415,73 @@ class LinkApp:
                 return
             await _respond(send, 202, b"")
             return
-        try:
-            answer = await self.link.request(line, messages[0])
-        except UpstreamFailure as exc:
-            _log.warning("upstream_failed", upstream=self.link.name, error=str(exc))
-            answer = error_response(request_id, self.link.name, str(exc))
+        await self._answer(scope, line, messages[0], send)
+
+    def _check_session(self, scope: Scope) -> None:
+        """A request naming another session than the one handed out is refused (404: the
+        agent starts over); one naming none is served (clients of one session only)."""
+        sessions = [v for n, v in scope["headers"] if n == b"mcp-session-id"]
+        if sessions and self.session is not None and sessions[0].decode("latin-1") != self.session:
+            raise _Refused(404, "session not found")
+
+    async def _answer(self, scope: Scope, line: bytes, message: dict[str, Any], send: Send) -> None:
+        """The upstream's answer: as JSON, or as an event stream once the upstream sends
+        anything for this request before it (an agent that accepts event streams only)."""
+        accepts = b",".join(v for n, v in scope["headers"] if n == b"accept")
+        outbox = self.router.open(message) if b"text/event-stream" in accepts else None
         agent = _AgentStream(send)
-        await agent.send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [
-                    (b"content-type", b"application/json"),
-                    (b"content-length", str(len(answer)).encode()),
-                ],
-            }
-        )
+        async with trio.open_nursery() as nursery:
+
+            async def ask() -> None:
+                try:
+                    answer = await self.link.request(line, message)
+                except UpstreamFailure as exc:
+                    _log.warning("upstream_failed", upstream=self.link.name, error=str(exc))
+                    answer = error_response(message["id"], self.link.name, str(exc))
+                await self.router.finish(message, answer)
+                if outbox is None:
+                    await self._send_json(agent, message, answer)
+
+            nursery.start_soon(ask)
+            if outbox is None:
+                return
+            streaming = False
+            async for final, item in outbox.receive:
+                if final and not streaming:
+                    await self._send_json(agent, message, item)
+                    return
+                if not streaming:
+                    streaming = True
+                    headers = [
+                        (b"content-type", b"text/event-stream"),
+                        (b"cache-control", b"no-cache"),
+                    ]
+                    headers += self._session_headers(message, item)
+                    await agent.send(
+                        {"type": "http.response.start", "status": 200, "headers": headers}
+                    )
+                event = b"event: message\ndata: " + item + b"\n\n"
+                await agent.send({"type": "http.response.body", "body": event, "more_body": True})
+                if final:
+                    await agent.send(
+                        {"type": "http.response.body", "body": b"", "more_body": False}
+                    )
+                    return
+
+    def _session_headers(self, message: dict[str, Any], answer: bytes) -> list[tuple[bytes, bytes]]:
+        """A session starts with the upstream's answer to `initialize`."""
+        if message.get("method") != "initialize" or b'"result"' not in answer:
+            return []
+        self.session = secrets.token_hex(16)
+        return [(b"mcp-session-id", self.session.encode())]
+
+    async def _send_json(self, agent: _AgentStream, message: dict[str, Any], answer: bytes) -> None:
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(answer)).encode()),
+        ]
+        headers += self._session_headers(message, answer)
+        await agent.send({"type": "http.response.start", "status": 200, "headers": headers})
         await agent.send({"type": "http.response.body", "body": answer})
 
     async def _events(self, send: Send) -> None:
@@ -429,7 +500,7 @@ class LinkApp:
                 }
             )
             agent = _AgentStream(send)
-            async for line in self.link.server_messages:
+            async for line in self.router.for_get:
                 await agent.send(
                     {
                         "type": "http.response.body",

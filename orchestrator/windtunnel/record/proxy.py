@@ -74,7 +74,7 @@ class RecordingProxy(MCPServer):
         self.timeout_s = timeout_s
         self.redactor = Redactor(redact or RedactionRules())
         self.redactor.see_upstream(self.upstream)
-        self.tap = SessionTap(upstream=name)
+        self.tap = SessionTap(upstream=name, one_stream=not is_url(upstream))
         self.tap.on_change = self._changed
         self._builder = RecordingBuilder(self.tap, self.redactor)
         self.started_at = time.time()
@@ -210,6 +210,7 @@ class RecordingProxy(MCPServer):
                         link = self._link()
                         await nursery.start(self._run_link, link)
                         app = LinkApp(link)
+                        await nursery.start(app.run)
                     async with trio.open_nursery() as http:
                         try:
                             binds: list[str] = await http.start(
