@@ -15,10 +15,16 @@ import structlog
 from .call_log import CallListener, CallLog
 from .calls import MCPCall, is_tool_result
 from .canonical import is_json_value
-from .divergence import divergence_call, log_divergence, unknown_tool_call
+from .divergence import (
+    divergence_call,
+    log_divergence,
+    request_divergence_call,
+    unknown_tool_call,
+)
 from .errors import HookRequiredError
 from .matching import Hit, Miss, SequenceState, UniverseIndex
 from .miss_answers import SynthesizeHook, empty_result, fail_call_result
+from .surface_matching import SurfaceIndex
 from .universe import Universe, validate_universe
 
 __all__ = ["CallListener", "Replay"]
@@ -55,6 +61,43 @@ class Replay:
         self.log = CallLog()
         self.log_events = True
         self._state = SequenceState(len(universe.recordings))
+        self._surface: SurfaceIndex | None = None
+
+    def request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        """Answer a request other than `tools/call` (`surface_matching.REQUEST_METHODS`, logged
+        as `MCPCall` describes) from the recording, and record it; one the recording does not
+        answer is a divergence, answered with its method's JSON-RPC error by the transport."""
+        with self.log.lock:
+            started_at = time.time()
+            t0 = time.perf_counter()
+            if self._surface is None:
+                self._surface = SurfaceIndex(self.universe)
+            index = self._surface.find(method, target, args)
+            if index is None:
+                call = request_divergence_call(method, target, args, upstream=self.upstream)
+                if self.log_events:
+                    log_divergence(call, scenario=self.scenario)
+            else:
+                call = MCPCall(
+                    method=method,
+                    tool_name=target,
+                    args=args,
+                    result=self._recorded_answer(method, index),
+                    extra={"match": {"tier": "exact", "index": index}},
+                    upstream=self.upstream,
+                )
+            call.started_at = started_at
+            call.duration_ms = (time.perf_counter() - t0) * 1000.0
+            self.log.append(call)
+        return call
+
+    def _recorded_answer(self, method: str, index: int) -> dict[str, Any]:
+        universe = self.universe
+        if method == "resources/read":
+            return universe.resource_reads[index].result
+        if method == "prompts/get":
+            return universe.prompt_gets[index].result
+        return universe.completions[index].result
 
     @property
     def listeners(self) -> list[CallListener]:

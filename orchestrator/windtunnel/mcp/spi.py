@@ -27,6 +27,7 @@ from ..trusted_hosts import AllowedNames
 from ._fast_path_stdio import StdioFastPath
 from ._sdk_server import SyncAnswer, ToolSpec, build_sdk_server
 from ._stdio import serve_stdio
+from ._surface_server import ServedSurface
 
 if TYPE_CHECKING:
     from ._http import HTTPServing
@@ -69,6 +70,16 @@ class MCPServer(ABC):
     def call_log(self) -> list[MCPCall]:
         """Every call so far, in arrival order."""
 
+    def surface(self) -> ServedSurface:
+        """What the server shows besides its tools: identity, resources, prompts, and the
+        requests other than `tools/call` it answers (through `answer_request`). None by default."""
+        return ServedSurface()
+
+    async def answer_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        """Resolve one request other than `tools/call` (one of `surface().requests`), record it
+        and return the recorded call (see `MCPCall` for how each method is logged)."""
+        raise ServerError(f"server {self.name!r} answers no {method} requests")
+
     def ordered_tools(self) -> frozenset[str]:
         """Tools whose calls must be answered in the order they were sent (their answer depends
         on the calls before: a universe's sequence-mode tools). Over stdio that order is kept
@@ -99,6 +110,13 @@ class MCPServer(ABC):
             await self.reporter(call)
         return call
 
+    async def handle_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        """`handle_call` for the other requests: answer, then report."""
+        call = await self.answer_request(method, target, args)
+        if self.reporter is not None:
+            await self.reporter(call)
+        return call
+
     def sync_answer(self) -> SyncAnswer | None:
         """Answers without Trio, when this server can give them (see `SyncAnswer`): the stdio
         transport then answers plain calls on its reader thread. None by default: answers that
@@ -106,7 +124,14 @@ class MCPServer(ABC):
         return None
 
     def sdk_server(self) -> Server[Any]:
-        return build_sdk_server(self.name, __version__, self.tool_specs(), self.handle_call)
+        return build_sdk_server(
+            self.name,
+            __version__,
+            self.tool_specs(),
+            self.handle_call,
+            self.surface(),
+            self.handle_request,
+        )
 
     async def serve(
         self,

@@ -1,0 +1,279 @@
+"""A replay shows the recorded world (issue 25): the official Python client sees on replay the
+same identity, instructions, capabilities, tools, resources, prompts and completions as it saw
+live from a real SDK server, in both protocol eras and over both transports; requests the
+recording does not answer are divergences with the spec's JSON-RPC errors."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import mcp
+import mcp_types as types
+import pytest
+import trio
+
+from tests.surface_world import (
+    COMPLETIONS,
+    PROMPT_GETS,
+    RECORDINGS,
+    RESOURCE_READS,
+    TOOLS,
+    reference_server,
+    surface_doc,
+)
+from windtunnel.mcp import RecordedMCPServer
+from windtunnel.universe import decode_universe, encode_universe
+
+MODES = ["auto", "legacy"]
+
+# The logging and subscription calls are handshake-era methods (deprecated from 2026-07-28).
+pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+
+
+def _wire(model: Any) -> Any:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _ref(ref: dict[str, Any]) -> Any:
+    if ref["type"] == "ref/prompt":
+        return types.PromptReference(type="ref/prompt", name=ref["name"])
+    return types.ResourceTemplateReference(type="ref/resource", uri=ref["uri"])
+
+
+def _without_envelope(result: dict[str, Any]) -> dict[str, Any]:
+    """A result as a producer keeps it: no protocol envelope (`resultType`, cache hints, the
+    2026-07-28 `_meta` stamps)."""
+    kept = {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
+    meta = {k: v for k, v in kept.pop("_meta", {}).items() if not k.startswith("io.modelcontext")}
+    if meta:
+        kept["_meta"] = meta
+    return kept
+
+
+async def observe(client: mcp.Client) -> dict[str, Any]:
+    """Everything the client can see of the server's surface, as wire JSON."""
+    seen: dict[str, Any] = {
+        "server_info": _wire(client.server_info) if client.server_info else None,
+        "capabilities": _wire(client.server_capabilities),
+        "instructions": client.instructions,
+        "tools": _wire(await client.list_tools())["tools"],
+        "resources": _wire(await client.list_resources())["resources"],
+        "resource_templates": _wire(await client.list_resource_templates())["resourceTemplates"],
+        "prompts": _wire(await client.list_prompts())["prompts"],
+        "reads": [
+            _without_envelope(_wire(await client.read_resource(read["uri"])))
+            for read in RESOURCE_READS
+        ],
+        "gets": [
+            _without_envelope(_wire(await client.get_prompt(get["name"], get["arguments"])))
+            for get in PROMPT_GETS
+        ],
+        "completions": [
+            _without_envelope(
+                _wire(await client.complete(_ref(c["ref"]), c["argument"], c.get("context")))
+            )
+            for c in COMPLETIONS
+        ],
+        "calls": [
+            _without_envelope(_wire(await client.call_tool(r["tool_name"], r["args"])))
+            for r in RECORDINGS
+        ],
+    }
+    if client.protocol_version < "2026":
+        await client.set_logging_level("info")
+        await client.subscribe_resource("test://static-text")
+        await client.unsubscribe_resource("test://static-text")
+    return seen
+
+
+def recorded_from(live: dict[str, Any]) -> dict[str, Any]:
+    """The universe a producer writes from what the client saw live."""
+    names = {"inputSchema": "input_schema", "outputSchema": "output_schema"}
+    server: dict[str, Any] = {"info": live["server_info"], "capabilities": live["capabilities"]}
+    if live["instructions"] is not None:
+        server["instructions"] = live["instructions"]
+    return surface_doc(
+        server=server,
+        tools=[{names.get(k, k): v for k, v in tool.items()} for tool in live["tools"]],
+        resources=live["resources"],
+        resource_templates=live["resource_templates"],
+        prompts=live["prompts"],
+        resource_reads=[
+            {"uri": read["uri"], "result": result}
+            for read, result in zip(RESOURCE_READS, live["reads"], strict=True)
+        ],
+        prompt_gets=[
+            {**get, "result": result} for get, result in zip(PROMPT_GETS, live["gets"], strict=True)
+        ],
+        completions=[
+            {**c, "result": result}
+            for c, result in zip(COMPLETIONS, live["completions"], strict=True)
+        ],
+        recordings=[
+            {**r, "result": result} for r, result in zip(RECORDINGS, live["calls"], strict=True)
+        ],
+    )
+
+
+async def _observe_live(mode: str) -> dict[str, Any]:
+    async with mcp.Client(reference_server(), mode=mode) as client:
+        return await observe(client)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("fast_path", [True, False])
+async def test_a_replay_over_http_shows_what_the_live_server_showed(
+    mode: str, fast_path: bool
+) -> None:
+    """initialize/discover, tools/list, resources, templates, reads, prompts, gets and
+    completions seen on replay equal what the same client saw from the real SDK server."""
+    with trio.fail_after(30):
+        live = await _observe_live(mode)
+        universe = decode_universe(encode_universe(decode_universe_doc(recorded_from(live))))
+        server = RecordedMCPServer(universe, fast_path=fast_path)
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with mcp.Client(url, mode=mode) as client:
+                replayed = await observe(client)
+            await server.stop()
+    assert replayed == live
+    assert live["instructions"] is not None and live["tools"][0]["annotations"]
+    assert [call.divergence for call in server.call_log()] == [None] * len(server.call_log())
+    methods = [call.method for call in server.call_log()]
+    assert (
+        methods
+        == ["resources/read"] * 3
+        + ["prompts/get"] * 2
+        + ["completion/complete"] * 2
+        + ["tools/call"] * 2
+    )
+
+
+def decode_universe_doc(doc: dict[str, Any]) -> Any:
+    import json
+
+    return decode_universe(json.dumps(doc))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="stdio serving is POSIX here")
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_replay_over_stdio_shows_what_the_live_server_showed(
+    mode: str, tmp_path: Any
+) -> None:
+    """The same over stdio: `wt serve --stdio` spawned by the official client."""
+    import json
+
+    with trio.fail_after(60):
+        live = await _observe_live(mode)
+        path = tmp_path / "world.universe.json"
+        path.write_text(json.dumps(recorded_from(live)))
+        params = mcp.StdioServerParameters(
+            command=sys.executable, args=["-m", "windtunnel", "serve", "--stdio", str(path)]
+        )
+        async with mcp.Client(params, mode=mode) as client:
+            replayed = await observe(client)
+    assert replayed == live
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_own_identity_shows_wind_tunnel_instead(mode: str) -> None:
+    """`own_identity=True`: Wind Tunnel's serverInfo, no instructions; the rest as recorded."""
+    from windtunnel import __version__
+
+    universe = decode_universe_doc(surface_doc())
+    server = RecordedMCPServer(universe, own_identity=True, name="world")
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with mcp.Client(url, mode=mode) as client:
+                info = client.server_info
+                instructions = client.instructions
+                tools = await client.list_tools()
+            await server.stop()
+    assert info is not None and (info.name, info.version) == ("world", __version__)
+    assert info.title is None
+    assert instructions is None
+    assert tools.tools[0].title == TOOLS[0]["title"]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_off_recording_requests_are_divergences_with_the_spec_errors(mode: str) -> None:
+    """An unrecorded read (-32002, or -32602 from 2026-07-28), prompt get (-32602) and
+    completion (-32602) are errors on the wire and divergences in the call log."""
+    universe = decode_universe_doc(surface_doc())
+    server = RecordedMCPServer(universe)
+    errors: list[tuple[int, str]] = []
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with mcp.Client(url, mode=mode) as client:
+                modern = client.protocol_version >= "2026"
+                for ask in (
+                    client.read_resource("test://nowhere"),
+                    client.get_prompt("with_args", {"arg1": "z"}),
+                    client.complete(
+                        types.PromptReference(type="ref/prompt", name="with_args"),
+                        {"name": "arg1", "value": "zz"},
+                    ),
+                ):
+                    with pytest.raises(mcp.MCPError) as info:
+                        await ask
+                    errors.append((info.value.code, info.value.message))
+            await server.stop()
+    assert [code for code, _ in errors] == [-32602 if modern else -32002, -32602, -32602]
+    assert errors[0][1] == "Resource not found"
+    log = server.call_log()
+    assert [(c.method, c.tool_name, c.args) for c in log] == [
+        ("resources/read", "test://nowhere", {}),
+        ("prompts/get", "with_args", {"arg1": "z"}),
+        (
+            "completion/complete",
+            "with_args",
+            {
+                "ref": {"type": "ref/prompt", "name": "with_args"},
+                "argument": {"name": "arg1", "value": "zz"},
+            },
+        ),
+    ]
+    assert [c.divergence for c in log] == [
+        {
+            "method": c.method,
+            "tool": c.tool_name,
+            "args": c.args,
+            "reason": "no_recorded_result",
+            "policy": "fail_call",
+            "nearest": None,
+        }
+        for c in log
+    ]
+
+
+async def test_a_tools_only_universe_shows_what_it_showed_before() -> None:
+    """No server section: the SDK's own identity and capabilities (tools only), as before."""
+    from windtunnel import __version__
+
+    universe = decode_universe_doc(
+        surface_doc(
+            server=None,
+            resources=[],
+            resource_templates=[],
+            resource_reads=[],
+            prompts=[],
+            prompt_gets=[],
+            completions=[],
+        )
+    )
+    server = RecordedMCPServer(universe, name="plain")
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with mcp.Client(url, mode="legacy") as client:
+                info = client.server_info
+                capabilities = _wire(client.server_capabilities)
+                with pytest.raises(mcp.MCPError) as refused:
+                    await client.list_resources()
+            await server.stop()
+    assert info is not None and (info.name, info.version) == ("plain", __version__)
+    assert capabilities == {"tools": {"listChanged": False}}
+    assert refused.value.code == -32601
