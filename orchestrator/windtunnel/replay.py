@@ -125,7 +125,8 @@ class Replay:
         t0 = time.perf_counter()
         outcome = self.index.resolve(tool_name, args, self._state)
         if isinstance(outcome, Hit):
-            result = self.universe.recordings[outcome.index].result
+            recording = self.universe.recordings[outcome.index]
+            result = recording.result
             call = MCPCall(
                 tool_name=tool_name,
                 args=args,
@@ -134,11 +135,28 @@ class Replay:
                 upstream=self.upstream,
                 is_error=is_tool_result(result) and result.get("isError") is True,
             )
+            if recording.server_messages:
+                self._messages_not_replayed(call, outcome.index, len(recording.server_messages))
         else:
             call = self._miss(tool_name, args, outcome)
         call.started_at = started_at
         call.duration_ms = (time.perf_counter() - t0) * 1000.0
         return call
+
+    def _messages_not_replayed(self, call: MCPCall, index: int, count: int) -> None:
+        """The recording holds messages the server sent while answering (notifications, requests
+        to the client); replay does not send them yet, and says so: in the call (and so the
+        trace) and, outside a fleet, as a warning."""
+        call.extra["server_messages_not_replayed"] = count
+        if self.log_events:
+            logger.warning(
+                "server_messages_not_replayed",
+                tool=call.tool_name,
+                recording=index,
+                messages=count,
+                upstream=self.upstream,
+                scenario=self.scenario,
+            )
 
     def _miss(self, tool_name: str, args: dict[str, Any], miss: Miss) -> MCPCall:
         if miss.reason == "unknown_tool":
