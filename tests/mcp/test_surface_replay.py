@@ -277,3 +277,90 @@ async def test_a_tools_only_universe_shows_what_it_showed_before() -> None:
     assert info is not None and (info.name, info.version) == ("plain", __version__)
     assert capabilities == {"tools": {"listChanged": False}}
     assert refused.value.code == -32601
+
+
+def _docs_mock() -> Any:
+    from windtunnel.mcp import MockMCPServer
+
+    mock = MockMCPServer(
+        "docs",
+        server_info={"name": "docs-server", "version": "2.0.0", "title": "Docs"},
+        instructions="Read docs://index first.",
+    )
+
+    @mock.tool(title="Search", annotations={"readOnlyHint": True})
+    def search(query: str) -> dict[str, Any]:
+        return {"hits": [query]}
+
+    mock.add_resource(
+        {"uri": "docs://index", "name": "index", "mimeType": "text/plain"},
+        read={"contents": [{"uri": "docs://index", "text": "Welcome"}]},
+    )
+    mock.add_prompt(
+        {"name": "summarise", "arguments": [{"name": "topic", "required": True}]},
+        get=lambda args: {
+            "messages": [
+                {"role": "user", "content": {"type": "text", "text": f"Summarise {args['topic']}"}}
+            ]
+        },
+    )
+
+    @mock.completion
+    def complete(request: dict[str, Any]) -> dict[str, Any]:
+        value = request["argument"]["value"]
+        return {"completion": {"values": [value + "-1", value + "-2"]}}
+
+    return mock
+
+
+async def _observe_docs(client: mcp.Client) -> dict[str, Any]:
+    return {
+        "info": _wire(client.server_info) if client.server_info else None,
+        "instructions": client.instructions,
+        "tools": _wire(await client.list_tools())["tools"],
+        "resources": _wire(await client.list_resources())["resources"],
+        "read": _without_envelope(_wire(await client.read_resource("docs://index"))),
+        "prompts": _wire(await client.list_prompts())["prompts"],
+        "get": _without_envelope(_wire(await client.get_prompt("summarise", {"topic": "x"}))),
+        "complete": _without_envelope(
+            _wire(
+                await client.complete(
+                    types.PromptReference(type="ref/prompt", name="summarise"),
+                    {"name": "topic", "value": "a"},
+                )
+            )
+        ),
+        "call": _without_envelope(_wire(await client.call_tool("search", {"query": "q"}))),
+    }
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_hand_built_mock_world_freezes_and_replays_the_same(
+    mode: str, tmp_path: Any
+) -> None:
+    """MockMCPServer shows identity, instructions, resources, prompts and completions; its call
+    log frozen with its surface replays to the client exactly as the mock showed it."""
+    from windtunnel.api import freeze_universe, load_universe
+
+    mock = _docs_mock()
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await mock.start(nursery)
+            async with mcp.Client(url, mode=mode) as client:
+                live = await _observe_docs(client)
+            await mock.stop()
+        path = tmp_path / "docs.universe.json"
+        freeze_universe(
+            mock.call_log(), tools=mock.universe_tools(), path=path, **mock.surface_parts()
+        )
+        replay = RecordedMCPServer(load_universe(path))
+        async with trio.open_nursery() as nursery:
+            url = await replay.start(nursery)
+            async with mcp.Client(url, mode=mode) as client:
+                replayed = await _observe_docs(client)
+            await replay.stop()
+    assert live["info"]["name"] == "docs-server" and live["instructions"]
+    assert live["tools"][0]["annotations"] == {"readOnlyHint": True}
+    assert live["get"]["messages"][0]["content"]["text"] == "Summarise x"
+    assert replayed == live
+    assert [c.divergence for c in replay.call_log()] == [None] * 4

@@ -26,13 +26,13 @@ import contextlib
 import copy
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types as types
 import pydantic
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
 from ..calls import MCPCall
 from ..errors import ServerError
@@ -47,6 +47,8 @@ __all__ = [
     "identity_kwargs",
     "install_surface",
 ]
+
+_Result = TypeVar("_Result", bound=pydantic.BaseModel)
 
 RESOURCE_NOT_FOUND = -32002
 """`resources/read` of an unknown resource, up to protocol 2025-11-25."""
@@ -139,6 +141,18 @@ def _raw(ctx: ServerRequestContext[Any]) -> Mapping[str, Any]:
     return params if params is not None else {}
 
 
+def _answered(model: type[_Result], call: MCPCall) -> _Result:
+    """The answer of a request that did not diverge; a mock's failing function, or an answer
+    that is not the method's result, is an internal error (never a traceback on the wire)."""
+    if not call.is_error:
+        try:
+            return model.model_validate(call.result)
+        except pydantic.ValidationError:
+            pass
+    message = call.result.get("message") if isinstance(call.result, dict) else None
+    raise MCPError(code=INTERNAL_ERROR, message=f"{call.method} failed: {message or 'no answer'}")
+
+
 def _install_resources(server: Server[Any], surface: ServedSurface, request: Request) -> None:
     listed = types.ListResourcesResult(
         resources=_models(types.Resource, surface.resources, "resource")
@@ -169,7 +183,7 @@ def _install_resources(server: Server[Any], surface: ServedSurface, request: Req
                 message="Resource not found",
                 data={"uri": uri},
             )
-        return types.ReadResourceResult.model_validate(call.result)
+        return _answered(types.ReadResourceResult, call)
 
     server.add_request_handler("resources/list", types.PaginatedRequestParams, on_list)
     server.add_request_handler(
@@ -202,7 +216,7 @@ def _install_prompts(server: Server[Any], surface: ServedSurface, request: Reque
                 code=INVALID_PARAMS,
                 message=f"No recorded prompt {params.name!r} with these arguments",
             )
-        return types.GetPromptResult.model_validate(call.result)
+        return _answered(types.GetPromptResult, call)
 
     server.add_request_handler("prompts/list", types.PaginatedRequestParams, on_list)
     server.add_request_handler("prompts/get", types.GetPromptRequestParams, on_get)
@@ -219,7 +233,7 @@ def _install_completions(server: Server[Any], request: Request) -> None:
         call = await request("completion/complete", target, args)
         if call.divergence is not None:
             raise MCPError(code=INVALID_PARAMS, message=f"No recorded completion for {target!r}")
-        return types.CompleteResult.model_validate(call.result)
+        return _answered(types.CompleteResult, call)
 
     server.add_request_handler("completion/complete", types.CompleteRequestParams, on_complete)
 
