@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from tests.mcp.fast_path_cases import CALLS, UNIVERSE, call, synthesize
+from tests.mcp.fast_path_cases import CALLS, UNIVERSE, call, synthesize, with_surface
 from tests.mcp.stdio_session import (
     ANSWERING,
     INITIALIZE,
@@ -141,13 +141,17 @@ def universe(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.parametrize("world", ["tools", "surface"])
 @pytest.mark.parametrize("answering", ANSWERING)
 @pytest.mark.parametrize("era", ["legacy", "modern"])
 async def test_stdio_fast_path_answers_like_the_sdk(
-    universe: Path, era: str, answering: str
+    universe: Path, era: str, answering: str, world: str
 ) -> None:
     """Byte for byte the SDK's response to every line, the same call log, and the SDK session
-    never sees a plain call: hits, misses under every policy, every result mapping, errors."""
+    never sees a plain call: hits, misses under every policy, every result mapping, errors; also
+    with a recorded server identity (the 2026-07-28 stamp, `initialize`) and rich tools."""
+    if world == "surface":
+        universe.write_text(json.dumps(with_surface(UNIVERSE)))
     runs = {}
     with trio.fail_after(30):
         for fast in (True, False):
