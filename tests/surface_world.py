@@ -8,6 +8,9 @@ import copy
 import json
 from typing import Any
 
+import mcp
+import mcp_types as types
+
 SERVER: dict[str, Any] = {
     "protocol_version": "2025-11-25",
     "info": {
@@ -278,3 +281,88 @@ def wire_tool(tool: dict[str, Any]) -> dict[str, Any]:
     """A universe tool as `tools/list` gives it."""
     names = {"input_schema": "inputSchema", "output_schema": "outputSchema"}
     return {names.get(key, key): value for key, value in tool.items()}
+
+
+def wire(model: Any) -> Any:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _ref(ref: dict[str, Any]) -> Any:
+    if ref["type"] == "ref/prompt":
+        return types.PromptReference(type="ref/prompt", name=ref["name"])
+    return types.ResourceTemplateReference(type="ref/resource", uri=ref["uri"])
+
+
+def without_envelope(result: dict[str, Any]) -> dict[str, Any]:
+    """A result as a producer keeps it: no protocol envelope (`resultType`, cache hints, the
+    2026-07-28 `_meta` stamps)."""
+    kept = {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
+    meta = {k: v for k, v in kept.pop("_meta", {}).items() if not k.startswith("io.modelcontext")}
+    if meta:
+        kept["_meta"] = meta
+    return kept
+
+
+async def observe(client: mcp.Client) -> dict[str, Any]:
+    """Everything the client can see of the server's surface, as wire JSON."""
+    seen: dict[str, Any] = {
+        "server_info": wire(client.server_info) if client.server_info else None,
+        "capabilities": wire(client.server_capabilities),
+        "instructions": client.instructions,
+        "tools": wire(await client.list_tools())["tools"],
+        "resources": wire(await client.list_resources())["resources"],
+        "resource_templates": wire(await client.list_resource_templates())["resourceTemplates"],
+        "prompts": wire(await client.list_prompts())["prompts"],
+        "reads": [
+            without_envelope(wire(await client.read_resource(read["uri"])))
+            for read in RESOURCE_READS
+        ],
+        "gets": [
+            without_envelope(wire(await client.get_prompt(get["name"], get["arguments"])))
+            for get in PROMPT_GETS
+        ],
+        "completions": [
+            without_envelope(
+                wire(await client.complete(_ref(c["ref"]), c["argument"], c.get("context")))
+            )
+            for c in COMPLETIONS
+        ],
+        "calls": [
+            without_envelope(wire(await client.call_tool(r["tool_name"], r["args"])))
+            for r in RECORDINGS
+        ],
+    }
+    if client.protocol_version < "2026":
+        await client.set_logging_level("info")
+        await client.subscribe_resource("test://static-text")
+        await client.unsubscribe_resource("test://static-text")
+    return seen
+
+
+def recorded_from(live: dict[str, Any]) -> dict[str, Any]:
+    """The universe a producer writes from what the client saw live."""
+    names = {"inputSchema": "input_schema", "outputSchema": "output_schema"}
+    server: dict[str, Any] = {"info": live["server_info"], "capabilities": live["capabilities"]}
+    if live["instructions"] is not None:
+        server["instructions"] = live["instructions"]
+    return surface_doc(
+        server=server,
+        tools=[{names.get(k, k): v for k, v in tool.items()} for tool in live["tools"]],
+        resources=live["resources"],
+        resource_templates=live["resource_templates"],
+        prompts=live["prompts"],
+        resource_reads=[
+            {"uri": read["uri"], "result": result}
+            for read, result in zip(RESOURCE_READS, live["reads"], strict=True)
+        ],
+        prompt_gets=[
+            {**get, "result": result} for get, result in zip(PROMPT_GETS, live["gets"], strict=True)
+        ],
+        completions=[
+            {**c, "result": result}
+            for c, result in zip(COMPLETIONS, live["completions"], strict=True)
+        ],
+        recordings=[
+            {**r, "result": result} for r, result in zip(RECORDINGS, live["calls"], strict=True)
+        ],
+    )

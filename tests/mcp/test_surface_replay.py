@@ -14,13 +14,13 @@ import pytest
 import trio
 
 from tests.surface_world import (
-    COMPLETIONS,
-    PROMPT_GETS,
-    RECORDINGS,
-    RESOURCE_READS,
     TOOLS,
+    observe,
+    recorded_from,
     reference_server,
     surface_doc,
+    wire,
+    without_envelope,
 )
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.universe import decode_universe, encode_universe
@@ -29,91 +29,6 @@ MODES = ["auto", "legacy"]
 
 # The logging and subscription calls are handshake-era methods (deprecated from 2026-07-28).
 pytestmark = pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
-
-
-def _wire(model: Any) -> Any:
-    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
-
-
-def _ref(ref: dict[str, Any]) -> Any:
-    if ref["type"] == "ref/prompt":
-        return types.PromptReference(type="ref/prompt", name=ref["name"])
-    return types.ResourceTemplateReference(type="ref/resource", uri=ref["uri"])
-
-
-def _without_envelope(result: dict[str, Any]) -> dict[str, Any]:
-    """A result as a producer keeps it: no protocol envelope (`resultType`, cache hints, the
-    2026-07-28 `_meta` stamps)."""
-    kept = {k: v for k, v in result.items() if k not in ("resultType", "ttlMs", "cacheScope")}
-    meta = {k: v for k, v in kept.pop("_meta", {}).items() if not k.startswith("io.modelcontext")}
-    if meta:
-        kept["_meta"] = meta
-    return kept
-
-
-async def observe(client: mcp.Client) -> dict[str, Any]:
-    """Everything the client can see of the server's surface, as wire JSON."""
-    seen: dict[str, Any] = {
-        "server_info": _wire(client.server_info) if client.server_info else None,
-        "capabilities": _wire(client.server_capabilities),
-        "instructions": client.instructions,
-        "tools": _wire(await client.list_tools())["tools"],
-        "resources": _wire(await client.list_resources())["resources"],
-        "resource_templates": _wire(await client.list_resource_templates())["resourceTemplates"],
-        "prompts": _wire(await client.list_prompts())["prompts"],
-        "reads": [
-            _without_envelope(_wire(await client.read_resource(read["uri"])))
-            for read in RESOURCE_READS
-        ],
-        "gets": [
-            _without_envelope(_wire(await client.get_prompt(get["name"], get["arguments"])))
-            for get in PROMPT_GETS
-        ],
-        "completions": [
-            _without_envelope(
-                _wire(await client.complete(_ref(c["ref"]), c["argument"], c.get("context")))
-            )
-            for c in COMPLETIONS
-        ],
-        "calls": [
-            _without_envelope(_wire(await client.call_tool(r["tool_name"], r["args"])))
-            for r in RECORDINGS
-        ],
-    }
-    if client.protocol_version < "2026":
-        await client.set_logging_level("info")
-        await client.subscribe_resource("test://static-text")
-        await client.unsubscribe_resource("test://static-text")
-    return seen
-
-
-def recorded_from(live: dict[str, Any]) -> dict[str, Any]:
-    """The universe a producer writes from what the client saw live."""
-    names = {"inputSchema": "input_schema", "outputSchema": "output_schema"}
-    server: dict[str, Any] = {"info": live["server_info"], "capabilities": live["capabilities"]}
-    if live["instructions"] is not None:
-        server["instructions"] = live["instructions"]
-    return surface_doc(
-        server=server,
-        tools=[{names.get(k, k): v for k, v in tool.items()} for tool in live["tools"]],
-        resources=live["resources"],
-        resource_templates=live["resource_templates"],
-        prompts=live["prompts"],
-        resource_reads=[
-            {"uri": read["uri"], "result": result}
-            for read, result in zip(RESOURCE_READS, live["reads"], strict=True)
-        ],
-        prompt_gets=[
-            {**get, "result": result} for get, result in zip(PROMPT_GETS, live["gets"], strict=True)
-        ],
-        completions=[
-            {**c, "result": result}
-            for c, result in zip(COMPLETIONS, live["completions"], strict=True)
-        ],
-        recordings=[
-            {**r, "result": result} for r, result in zip(RECORDINGS, live["calls"], strict=True)
-        ],
-    )
 
 
 async def _observe_live(mode: str) -> dict[str, Any]:
@@ -270,7 +185,7 @@ async def test_a_tools_only_universe_shows_what_it_showed_before() -> None:
             url = await server.start(nursery)
             async with mcp.Client(url, mode="legacy") as client:
                 info = client.server_info
-                capabilities = _wire(client.server_capabilities)
+                capabilities = wire(client.server_capabilities)
                 with pytest.raises(mcp.MCPError) as refused:
                     await client.list_resources()
             await server.stop()
@@ -315,22 +230,22 @@ def _docs_mock() -> Any:
 
 async def _observe_docs(client: mcp.Client) -> dict[str, Any]:
     return {
-        "info": _wire(client.server_info) if client.server_info else None,
+        "info": wire(client.server_info) if client.server_info else None,
         "instructions": client.instructions,
-        "tools": _wire(await client.list_tools())["tools"],
-        "resources": _wire(await client.list_resources())["resources"],
-        "read": _without_envelope(_wire(await client.read_resource("docs://index"))),
-        "prompts": _wire(await client.list_prompts())["prompts"],
-        "get": _without_envelope(_wire(await client.get_prompt("summarise", {"topic": "x"}))),
-        "complete": _without_envelope(
-            _wire(
+        "tools": wire(await client.list_tools())["tools"],
+        "resources": wire(await client.list_resources())["resources"],
+        "read": without_envelope(wire(await client.read_resource("docs://index"))),
+        "prompts": wire(await client.list_prompts())["prompts"],
+        "get": without_envelope(wire(await client.get_prompt("summarise", {"topic": "x"}))),
+        "complete": without_envelope(
+            wire(
                 await client.complete(
                     types.PromptReference(type="ref/prompt", name="summarise"),
                     {"name": "topic", "value": "a"},
                 )
             )
         ),
-        "call": _without_envelope(_wire(await client.call_tool("search", {"query": "q"}))),
+        "call": without_envelope(wire(await client.call_tool("search", {"query": "q"}))),
     }
 
 
@@ -364,3 +279,30 @@ async def test_a_hand_built_mock_world_freezes_and_replays_the_same(
     assert live["get"]["messages"][0]["content"]["text"] == "Summarise x"
     assert replayed == live
     assert [c.divergence for c in replay.call_log()] == [None] * 4
+
+
+async def test_wt_serve_own_identity_over_stdio(tmp_path: Any) -> None:
+    """`wt serve --stdio --own-identity`: the universe's stem and Wind Tunnel's version, no
+    instructions; without the option, the recorded identity."""
+    import json
+
+    from windtunnel import __version__
+
+    path = tmp_path / "world.universe.json"
+    path.write_text(json.dumps(surface_doc()))
+    seen = []
+    with trio.fail_after(60):
+        for extra in ([], ["--own-identity"]):
+            params = mcp.StdioServerParameters(
+                command=sys.executable,
+                args=["-m", "windtunnel", "serve", "--stdio", *extra, str(path)],
+            )
+            async with mcp.Client(params, mode="legacy") as client:
+                assert client.server_info is not None
+                seen.append(
+                    (client.server_info.name, client.server_info.version, client.instructions)
+                )
+    assert seen == [
+        ("everything-ref", "1.2.0", surface_doc()["server"]["instructions"]),
+        ("world", __version__, None),
+    ]
