@@ -60,6 +60,9 @@ class Replay:
         self.scenario = scenario
         self.log = CallLog()
         self.log_events = True
+        self.sends_notifications = False
+        """Set by a transport that re-sends a recording's notifications while answering (stdio):
+        only its requests to the client then go unsent."""
         self._state = SequenceState(len(universe.recordings))
         self._surface: SurfaceIndex | None = None
 
@@ -136,7 +139,11 @@ class Replay:
                 is_error=is_tool_result(result) and result.get("isError") is True,
             )
             if recording.server_messages:
-                self._messages_not_replayed(call, outcome.index, len(recording.server_messages))
+                unsent = len(recording.server_messages)
+                if self.sends_notifications:
+                    unsent = sum(1 for m in recording.server_messages if "response" in m)
+                if unsent:
+                    self._messages_not_replayed(call, outcome.index, unsent)
         else:
             call = self._miss(tool_name, args, outcome)
         call.started_at = started_at
@@ -144,9 +151,9 @@ class Replay:
         return call
 
     def _messages_not_replayed(self, call: MCPCall, index: int, count: int) -> None:
-        """The recording holds messages the server sent while answering (notifications, requests
-        to the client); replay does not send them yet, and says so: in the call (and so the
-        trace) and, outside a fleet, as a warning."""
+        """The recording holds messages the server sent while answering that this replay does
+        not send (requests to the client; notifications too unless `sends_notifications`), and
+        says so: in the call (and so the trace) and, outside a fleet, as a warning."""
         call.extra["server_messages_not_replayed"] = count
         if self.log_events:
             logger.warning(

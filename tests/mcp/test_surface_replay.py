@@ -309,3 +309,81 @@ async def test_wt_serve_own_identity_over_stdio(tmp_path: Any) -> None:
         ("everything-ref", "1.2.0", surface_doc()["server"]["instructions"]),
         ("world", __version__, None),
     ]
+
+
+MESSAGES = [
+    {"method": "notifications/message", "params": {"level": "info", "data": "starting echo"}},
+    {
+        "method": "notifications/progress",
+        "params": {"progressToken": 7, "progress": 50, "total": 100},
+    },
+    {"method": "notifications/tools/list_changed"},
+    {
+        "method": "elicitation/create",
+        "params": {"message": "Sure?", "requestedSchema": {"type": "object", "properties": {}}},
+        "response": {"result": {"action": "accept", "content": {}}},
+    },
+]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("with_progress", [True, False])
+async def test_recorded_notifications_are_sent_again_over_stdio(
+    tmp_path: Any, with_progress: bool, mode: str
+) -> None:
+    """Over stdio, a call answered from a recording with server messages sends its
+    notifications again, in order, before the answer: the log message (from 2026-07-28 to a
+    client that opted in) and list change as recorded, the progress with the live request's
+    token (none without one)."""
+    import json
+
+    doc = surface_doc()
+    doc["recordings"][1]["server_messages"] = MESSAGES
+    path = tmp_path / "world.universe.json"
+    path.write_text(json.dumps(doc))
+    logged: list[Any] = []
+    progressed: list[Any] = []
+    seen: list[str] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logged.append(wire(params))
+        seen.append("log")
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        progressed.append((progress, total, message))
+        seen.append("progress")
+
+    params = mcp.StdioServerParameters(
+        command=sys.executable, args=["-m", "windtunnel", "serve", "--stdio", str(path)]
+    )
+    with trio.fail_after(60):
+        async with mcp.Client(
+            params, mode=mode, logging_callback=on_log, log_level="info"
+        ) as client:
+            result = await client.call_tool(
+                "echo", {"text": "hi"}, progress_callback=on_progress if with_progress else None
+            )
+            seen.append("answer")
+            plain = await client.call_tool("get_sum", {"a": 1, "b": 2})
+    assert result.content[0].text == "hi" and plain.structured_content == {"sum": 3}
+    assert logged == [{"level": "info", "data": "starting echo"}]
+    assert progressed == ([(50.0, 100.0, None)] if with_progress else [])
+    assert seen == (["log", "progress", "answer"] if with_progress else ["log", "answer"])
+
+
+def test_what_a_transport_does_not_send_is_reported() -> None:
+    """The engine reports what goes unsent: everything over HTTP, the requests to the client
+    where notifications are sent again (stdio)."""
+    import json
+
+    doc = surface_doc()
+    doc["recordings"][1]["server_messages"] = MESSAGES
+    server = RecordedMCPServer(decode_universe(json.dumps(doc)))
+    server.log_events = False
+    assert server.messaging_tools() == {"echo"}
+    over_http = server.replay.call("echo", {"text": "hi"})
+    server.send_notifications()
+    over_stdio = server.replay.call("echo", {"text": "hi"})
+    assert over_http.extra["server_messages_not_replayed"] == 4
+    assert over_stdio.extra["server_messages_not_replayed"] == 1
+    assert server.server_messages(over_stdio) == MESSAGES

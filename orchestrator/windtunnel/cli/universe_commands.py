@@ -58,8 +58,9 @@ def run_validate(args: argparse.Namespace) -> int:
         if with_messages:
             print(
                 say(
-                    f"{file}: note: {with_messages} recording(s) hold server messages "
-                    "(notifications, requests to the client), which replay does not send yet"
+                    f"{file}: note: {with_messages} recording(s) hold server messages: "
+                    "notifications are sent again over stdio only, requests to the client not "
+                    "at all"
                 )
             )
         needs_hook = universe.uses_synthesize()

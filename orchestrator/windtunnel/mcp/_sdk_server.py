@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,6 +27,7 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from ..calls import MCPCall, is_tool_result
 from ..errors import ServerError
 from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP
+from ._server_messages import send_recorded_notifications
 from ._surface_server import Request, ServedSurface, identity_kwargs, install_surface
 
 __all__ = [
@@ -145,9 +146,12 @@ def build_sdk_server(
     answer: Answer,
     surface: ServedSurface | None = None,
     request: Request | None = None,
+    messages: Callable[[MCPCall], Sequence[dict[str, Any]]] | None = None,
 ) -> Server[Any]:
     """A low-level SDK server whose only sources of answers are `answer` (tool calls) and
-    `request` (the other requests `surface` names: see `_surface_server`)."""
+    `request` (the other requests `surface` names: see `_surface_server`). With `messages`, the
+    notifications it gives for an answered call are sent before the answer
+    (`_server_messages`)."""
     try:
         listed = types.ListToolsResult(tools=[types.Tool.model_validate(t.listed()) for t in tools])
     except pydantic.ValidationError as exc:
@@ -163,6 +167,10 @@ def build_sdk_server(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         call = await answer_call(answer, params.name, dict(params.arguments or {}))
+        if messages is not None:
+            recorded = messages(call)
+            if recorded:
+                await send_recorded_notifications(ctx, recorded)
         return to_call_tool_result(call)
 
     lookup: dict[str, Any] = (

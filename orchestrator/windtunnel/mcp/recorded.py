@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
@@ -72,6 +73,18 @@ class RecordedMCPServer(MCPServer):
         once its answer is written, from the thread that wrote it: the listener must be
         thread-safe there)."""
         self.replay.listeners.append(listener)
+
+    def server_messages(self, call: MCPCall) -> Sequence[dict[str, Any]]:
+        match = call.extra.get("match")
+        if call.method != "tools/call" or match is None:
+            return ()
+        return self.universe.recordings[match["index"]].server_messages or ()
+
+    def messaging_tools(self) -> frozenset[str]:
+        return frozenset(r.tool_name for r in self.universe.recordings if r.server_messages)
+
+    def send_notifications(self) -> None:
+        self.replay.sends_notifications = True
 
     def ordered_tools(self) -> frozenset[str]:
         return frozenset(t.name for t in self.universe.tools if t.mode == "sequence")

@@ -80,6 +80,19 @@ class MCPServer(ABC):
         and return the recorded call (see `MCPCall` for how each method is logged)."""
         raise ServerError(f"server {self.name!r} answers no {method} requests")
 
+    def server_messages(self, call: MCPCall) -> Sequence[dict[str, Any]]:
+        """What the server sent while answering `call` when it was recorded (notifications, and
+        requests with the client's answer), to be sent again. None by default."""
+        return ()
+
+    def messaging_tools(self) -> frozenset[str]:
+        """Tools some of whose answers come with `server_messages`: their calls are answered
+        through the SDK session, which can send notifications, never by the fast path."""
+        return frozenset()
+
+    def send_notifications(self) -> None:  # noqa: B027 - a hook; most servers record none
+        """The transport about to serve re-sends recorded notifications (see `Replay`)."""
+
     def ordered_tools(self) -> frozenset[str]:
         """Tools whose calls must be answered in the order they were sent (their answer depends
         on the calls before: a universe's sequence-mode tools). Over stdio that order is kept
@@ -123,7 +136,9 @@ class MCPServer(ABC):
         may await (a mock's async tool, the router's backpressure) stay on Trio."""
         return None
 
-    def sdk_server(self) -> Server[Any]:
+    def sdk_server(self, *, notify: bool = False) -> Server[Any]:
+        """The SDK server; with `notify`, a call's recorded notifications are sent while it is
+        answered (a transport that can deliver them: stdio)."""
         return build_sdk_server(
             self.name,
             __version__,
@@ -131,6 +146,7 @@ class MCPServer(ABC):
             self.handle_call,
             self.surface(),
             self.handle_request,
+            self.server_messages if notify else None,
         )
 
     async def serve(
@@ -221,10 +237,12 @@ class MCPServer(ABC):
             await serving.stop(grace_s=grace_s)
 
     async def serve_stdio(self) -> None:
-        """Serve on stdin/stdout until stdin closes."""
-        sdk_server = self.sdk_server()
+        """Serve on stdin/stdout until stdin closes; recorded notifications are sent again."""
+        self.send_notifications()
+        sdk_server = self.sdk_server(notify=True)
         stdio_fast_path = None
         if self.fast_path:
-            tools = [spec.name for spec in self.tool_specs()]
+            messaging = self.messaging_tools()
+            tools = [spec.name for spec in self.tool_specs() if spec.name not in messaging]
             stdio_fast_path = StdioFastPath(sdk_server, tools, self.handle_call, self.sync_answer())
         await serve_stdio(sdk_server, stdio_fast_path, self.ordered_tools())
