@@ -8,7 +8,7 @@ miss policy, records a divergence (`divergence`), appends the call log and tells
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 
@@ -27,9 +27,18 @@ from .miss_answers import SynthesizeHook, empty_result, fail_call_result
 from .surface_matching import SurfaceIndex
 from .universe import Universe, validate_universe
 
-__all__ = ["CallListener", "Replay"]
+__all__ = ["CallListener", "ClientExchange", "Replay"]
 
 logger = structlog.get_logger("windtunnel")
+
+
+class ClientExchange(NamedTuple):
+    """How a recording's server messages went with the live client (stdio): how many were not
+    sent, and for the first request the client answered otherwise than when recorded, the
+    evidence (`asked`, `answered_then`, `answered_now`)."""
+
+    unsent: int = 0
+    differs: dict[str, Any] | None = None
 
 
 class Replay:
@@ -60,9 +69,6 @@ class Replay:
         self.scenario = scenario
         self.log = CallLog()
         self.log_events = True
-        self.sends_notifications = False
-        """Set by a transport that re-sends a recording's notifications while answering (stdio):
-        only its requests to the client then go unsent."""
         self._state = SequenceState(len(universe.recordings))
         self._surface: SurfaceIndex | None = None
 
@@ -119,6 +125,64 @@ class Replay:
             self.log.append(call, tell_listeners=tell_listeners)
         return call
 
+    def begin(
+        self, tool_name: str, args: dict[str, Any]
+    ) -> tuple[Hit | Miss, list[dict[str, Any]]]:
+        """The first half of a call whose recorded server messages the transport exchanges with
+        the live client before answering (stdio): resolve it (a sequence-mode tool consumes its
+        recording now) and give the recording's messages; nothing is logged until `finish`."""
+        with self.log.lock:
+            outcome = self.index.resolve(tool_name, args, self._state)
+        if isinstance(outcome, Hit):
+            return outcome, self.universe.recordings[outcome.index].server_messages or []
+        return outcome, []
+
+    def finish(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        outcome: Hit | Miss,
+        exchange: ClientExchange,
+    ) -> MCPCall:
+        """Answer and record a call `begin` resolved: the recording's answer, or, when the live
+        client answered a request otherwise than when recorded, a divergence
+        (`client_answer_differs`, with the exchange as evidence) answered by the tool's policy."""
+        with self.log.lock:
+            started_at = time.time()
+            t0 = time.perf_counter()
+            if isinstance(outcome, Hit) and exchange.differs is None:
+                call = self._hit(tool_name, args, outcome)
+                if exchange.unsent:
+                    self._messages_not_replayed(call, outcome.index, exchange.unsent)
+            elif isinstance(outcome, Hit):
+                miss = Miss(
+                    reason="client_answer_differs",
+                    policy=self.universe.matching.policy_for(tool_name),
+                )
+                call = self._apply_policy(tool_name, args, miss)
+                divergence = call.extra["divergence"]
+                divergence["recording"] = outcome.index
+                divergence["client"] = exchange.differs
+                if self.log_events:
+                    log_divergence(call, scenario=self.scenario)
+            else:
+                call = self._miss(tool_name, args, outcome)
+            call.started_at = started_at
+            call.duration_ms = (time.perf_counter() - t0) * 1000.0
+            self.log.append(call)
+        return call
+
+    def _hit(self, tool_name: str, args: dict[str, Any], outcome: Hit) -> MCPCall:
+        result = self.universe.recordings[outcome.index].result
+        return MCPCall(
+            tool_name=tool_name,
+            args=args,
+            result=result,
+            extra={"match": {"tier": outcome.tier, "index": outcome.index}},
+            upstream=self.upstream,
+            is_error=is_tool_result(result) and result.get("isError") is True,
+        )
+
     def tell_listeners(self) -> None:
         """Tell the listeners of every call logged and not told yet, in log order."""
         self.log.tell_listeners()
@@ -138,12 +202,8 @@ class Replay:
                 upstream=self.upstream,
                 is_error=is_tool_result(result) and result.get("isError") is True,
             )
-            if recording.server_messages:
-                unsent = len(recording.server_messages)
-                if self.sends_notifications:
-                    unsent = sum(1 for m in recording.server_messages if "response" in m)
-                if unsent:
-                    self._messages_not_replayed(call, outcome.index, unsent)
+            if recording.server_messages:  # a transport that exchanges them uses `begin`
+                self._messages_not_replayed(call, outcome.index, len(recording.server_messages))
         else:
             call = self._miss(tool_name, args, outcome)
         call.started_at = started_at
@@ -151,9 +211,9 @@ class Replay:
         return call
 
     def _messages_not_replayed(self, call: MCPCall, index: int, count: int) -> None:
-        """The recording holds messages the server sent while answering that this replay does
-        not send (requests to the client; notifications too unless `sends_notifications`), and
-        says so: in the call (and so the trace) and, outside a fleet, as a warning."""
+        """The recording holds messages the server sent while answering that were not sent
+        again (over HTTP, any; over stdio, requests the connection cannot carry), and says so:
+        in the call (and so the trace) and, outside a fleet, as a warning."""
         call.extra["server_messages_not_replayed"] = count
         if self.log_events:
             logger.warning(

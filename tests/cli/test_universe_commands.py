@@ -246,6 +246,6 @@ def test_validate_notes_server_messages_replay_does_not_send(
     path = write_universe_file(doc)
     assert main(["validate", str(path)]) == 0
     assert capsys.readouterr().out.splitlines()[1] == (
-        f"{path}: note: 1 recording(s) hold server messages: notifications are sent again over "
-        "stdio only, requests to the client not at all"
+        f"{path}: note: 1 recording(s) hold server messages, which are exchanged with the "
+        "client again over stdio only"
     )

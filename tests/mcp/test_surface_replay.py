@@ -326,54 +326,106 @@ MESSAGES = [
 ]
 
 
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("with_progress", [True, False])
-async def test_recorded_notifications_are_sent_again_over_stdio(
-    tmp_path: Any, with_progress: bool, mode: str
-) -> None:
-    """Over stdio, a call answered from a recording with server messages sends its
-    notifications again, in order, before the answer: the log message (from 2026-07-28 to a
-    client that opted in) and list change as recorded, the progress with the live request's
-    token (none without one)."""
+def _messaging_world(tmp_path: Any) -> Any:
     import json
 
     doc = surface_doc()
     doc["recordings"][1]["server_messages"] = MESSAGES
     path = tmp_path / "world.universe.json"
     path.write_text(json.dumps(doc))
-    logged: list[Any] = []
-    progressed: list[Any] = []
-    seen: list[str] = []
+    return path
+
+
+def _stdio(path: Any, *extra: str) -> mcp.StdioServerParameters:
+    return mcp.StdioServerParameters(
+        command=sys.executable, args=["-m", "windtunnel", "serve", "--stdio", *extra, str(path)]
+    )
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("with_progress", [True, False])
+async def test_recorded_server_messages_are_exchanged_again_over_stdio(
+    tmp_path: Any, with_progress: bool, mode: str
+) -> None:
+    """Over stdio, a call answered from a recording with server messages sends them again, in
+    order, before the answer: the log message (from 2026-07-28 to a client that opted in) and
+    list change as recorded, the progress with the live request's token (none without one), and
+    the elicitation to the live client (in the handshake era; 2026-07-28 has no such requests),
+    whose answer, the same as recorded, lets the recorded answer through."""
+    seen: list[Any] = []
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
-        logged.append(wire(params))
-        seen.append("log")
+        seen.append(("log", wire(params)))
 
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        progressed.append((progress, total, message))
-        seen.append("progress")
+        seen.append(("progress", progress, total, message))
 
-    params = mcp.StdioServerParameters(
-        command=sys.executable, args=["-m", "windtunnel", "serve", "--stdio", str(path)]
-    )
+    async def on_elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        seen.append(("elicit", params.message))
+        return types.ElicitResult(action="accept", content={})
+
+    path = _messaging_world(tmp_path)
     with trio.fail_after(60):
         async with mcp.Client(
-            params, mode=mode, logging_callback=on_log, log_level="info"
+            _stdio(path),
+            mode=mode,
+            logging_callback=on_log,
+            log_level="info",
+            elicitation_callback=on_elicit,
         ) as client:
+            modern = client.protocol_version >= "2026"
             result = await client.call_tool(
                 "echo", {"text": "hi"}, progress_callback=on_progress if with_progress else None
             )
             seen.append("answer")
             plain = await client.call_tool("get_sum", {"a": 1, "b": 2})
     assert result.content[0].text == "hi" and plain.structured_content == {"sum": 3}
-    assert logged == [{"level": "info", "data": "starting echo"}]
-    assert progressed == ([(50.0, 100.0, None)] if with_progress else [])
-    assert seen == (["log", "progress", "answer"] if with_progress else ["log", "answer"])
+    assert seen == [
+        ("log", {"level": "info", "data": "starting echo"}),
+        *([("progress", 50.0, 100.0, None)] if with_progress else []),
+        *([] if modern else [("elicit", "Sure?")]),
+        "answer",
+    ]
 
 
-def test_what_a_transport_does_not_send_is_reported() -> None:
-    """The engine reports what goes unsent: everything over HTTP, the requests to the client
-    where notifications are sent again (stdio)."""
+async def test_a_live_client_answering_otherwise_is_a_divergence(tmp_path: Any) -> None:
+    """The live client declines the elicitation the recorded client accepted: the call is a
+    divergence (`client_answer_differs`, with what was asked and both answers) answered by the
+    tool's miss policy, here fail_call."""
+    import json
+
+    async def decline(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        return types.ElicitResult(action="decline")
+
+    path = _messaging_world(tmp_path)
+    events = tmp_path / "events.jsonl"
+    with trio.fail_after(60):
+        async with mcp.Client(
+            _stdio(path, "--events", str(events)), mode="legacy", elicitation_callback=decline
+        ) as client:
+            result = await client.call_tool("echo", {"text": "hi"})
+    assert result.is_error is True
+    assert result.structured_content is not None
+    assert result.structured_content["reason"] == "client_answer_differs"
+    [divergence] = [
+        e
+        for e in map(json.loads, events.read_text().splitlines())
+        if e["event"] == "universe_divergence"
+    ]
+    assert (divergence["reason"], divergence["policy"], divergence["recording"]) == (
+        "client_answer_differs",
+        "fail_call",
+        1,
+    )
+    assert divergence["client"] == {
+        "asked": {"method": "elicitation/create", "params": MESSAGES[3]["params"]},
+        "answered_then": {"result": {"action": "accept", "content": {}}},
+        "answered_now": {"result": {"action": "decline"}},
+    }
+
+
+def test_over_http_server_messages_are_reported_unsent() -> None:
+    """Over HTTP (stateless JSON: no stream for them) none is sent, and the call says so."""
     import json
 
     doc = surface_doc()
@@ -381,9 +433,5 @@ def test_what_a_transport_does_not_send_is_reported() -> None:
     server = RecordedMCPServer(decode_universe(json.dumps(doc)))
     server.log_events = False
     assert server.messaging_tools() == {"echo"}
-    over_http = server.replay.call("echo", {"text": "hi"})
-    server.send_notifications()
-    over_stdio = server.replay.call("echo", {"text": "hi"})
-    assert over_http.extra["server_messages_not_replayed"] == 4
-    assert over_stdio.extra["server_messages_not_replayed"] == 1
-    assert server.server_messages(over_stdio) == MESSAGES
+    call = server.replay.call("echo", {"text": "hi"})
+    assert call.extra["server_messages_not_replayed"] == 4

@@ -58,9 +58,8 @@ def run_validate(args: argparse.Namespace) -> int:
         if with_messages:
             print(
                 say(
-                    f"{file}: note: {with_messages} recording(s) hold server messages: "
-                    "notifications are sent again over stdio only, requests to the client not "
-                    "at all"
+                    f"{file}: note: {with_messages} recording(s) hold server messages, which "
+                    "are exchanged with the client again over stdio only"
                 )
             )
         needs_hook = universe.uses_synthesize()

@@ -16,6 +16,7 @@ import json
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import mcp_types as types
@@ -26,12 +27,15 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 from ..calls import MCPCall, is_tool_result
 from ..errors import ServerError
+from ..replay import ClientExchange
 from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP
-from ._server_messages import send_recorded_notifications
+from ._server_messages import exchange_messages
 from ._surface_server import Request, ServedSurface, identity_kwargs, install_surface
 
 __all__ = [
     "Answer",
+    "Exchange",
+    "ExchangingAnswer",
     "SyncAnswer",
     "ToolSpec",
     "answer_call",
@@ -42,6 +46,12 @@ __all__ = [
 
 Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
 """Resolve one call and record it; the returned `MCPCall` says what to send."""
+
+Exchange = Callable[[Sequence[dict[str, Any]]], Awaitable[ClientExchange]]
+"""Send a recording's server messages on the live request; say how it went."""
+
+ExchangingAnswer = Callable[[str, dict[str, Any], Exchange], Awaitable[MCPCall]]
+"""`Answer` for a transport that can exchange server messages with the client (stdio)."""
 
 
 @dataclass(frozen=True)
@@ -146,12 +156,12 @@ def build_sdk_server(
     answer: Answer,
     surface: ServedSurface | None = None,
     request: Request | None = None,
-    messages: Callable[[MCPCall], Sequence[dict[str, Any]]] | None = None,
+    exchanging: ExchangingAnswer | None = None,
 ) -> Server[Any]:
     """A low-level SDK server whose only sources of answers are `answer` (tool calls) and
-    `request` (the other requests `surface` names: see `_surface_server`). With `messages`, the
-    notifications it gives for an answered call are sent before the answer
-    (`_server_messages`)."""
+    `request` (the other requests `surface` names: see `_surface_server`). With `exchanging`,
+    tool calls are answered by it instead of `answer`, with a way to exchange a recording's
+    server messages with the live client on the request's session (`_server_messages`)."""
     try:
         listed = types.ListToolsResult(tools=[types.Tool.model_validate(t.listed()) for t in tools])
     except pydantic.ValidationError as exc:
@@ -166,11 +176,11 @@ def build_sdk_server(
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        call = await answer_call(answer, params.name, dict(params.arguments or {}))
-        if messages is not None:
-            recorded = messages(call)
-            if recorded:
-                await send_recorded_notifications(ctx, recorded)
+        answering = answer
+        if exchanging is not None:
+            exchange = partial(exchange_messages, ctx)
+            answering = partial(_exchanging_answer, exchanging, exchange)
+        call = await answer_call(answering, params.name, dict(params.arguments or {}))
         return to_call_tool_result(call)
 
     lookup: dict[str, Any] = (
@@ -187,6 +197,12 @@ def build_sdk_server(
     if surface is not None:
         install_surface(server, surface, request or _no_requests)
     return server
+
+
+async def _exchanging_answer(
+    exchanging: ExchangingAnswer, exchange: Exchange, name: str, args: dict[str, Any]
+) -> MCPCall:
+    return await exchanging(name, args, exchange)
 
 
 async def _no_requests(method: str, target: str, args: dict[str, Any]) -> MCPCall:

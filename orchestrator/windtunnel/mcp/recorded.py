@@ -3,17 +3,16 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
 from functools import partial
 from typing import Any
 
 from ..calls import MCPCall
 from ..errors import UnknownToolError
 from ..miss_answers import SynthesizeHook
-from ..replay import CallListener, Replay
+from ..replay import CallListener, ClientExchange, Replay
 from ..surface_matching import REQUEST_METHODS
 from ..universe import Universe, load_universe
-from ._sdk_server import SyncAnswer, ToolSpec
+from ._sdk_server import Exchange, SyncAnswer, ToolSpec
 from ._surface_server import ServedSurface
 from .spi import MCPServer
 
@@ -74,17 +73,15 @@ class RecordedMCPServer(MCPServer):
         thread-safe there)."""
         self.replay.listeners.append(listener)
 
-    def server_messages(self, call: MCPCall) -> Sequence[dict[str, Any]]:
-        match = call.extra.get("match")
-        if call.method != "tools/call" or match is None:
-            return ()
-        return self.universe.recordings[match["index"]].server_messages or ()
+    async def answer_exchanging(
+        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+    ) -> MCPCall:
+        outcome, messages = self.replay.begin(tool_name, args)
+        exchanged = await exchange(messages) if messages else ClientExchange()
+        return self.replay.finish(tool_name, args, outcome, exchanged)
 
     def messaging_tools(self) -> frozenset[str]:
         return frozenset(r.tool_name for r in self.universe.recordings if r.server_messages)
-
-    def send_notifications(self) -> None:
-        self.replay.sends_notifications = True
 
     def ordered_tools(self) -> frozenset[str]:
         return frozenset(t.name for t in self.universe.tools if t.mode == "sequence")

@@ -13,7 +13,7 @@ tool list and `answer`; serving, stopping and stdio are shared here.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 import trio
@@ -25,7 +25,7 @@ from ..errors import ServerError
 from ..fd_limit import fd_hint
 from ..trusted_hosts import AllowedNames
 from ._fast_path_stdio import StdioFastPath
-from ._sdk_server import SyncAnswer, ToolSpec, build_sdk_server
+from ._sdk_server import Exchange, SyncAnswer, ToolSpec, build_sdk_server
 from ._stdio import serve_stdio
 from ._surface_server import ServedSurface
 
@@ -80,18 +80,18 @@ class MCPServer(ABC):
         and return the recorded call (see `MCPCall` for how each method is logged)."""
         raise ServerError(f"server {self.name!r} answers no {method} requests")
 
-    def server_messages(self, call: MCPCall) -> Sequence[dict[str, Any]]:
-        """What the server sent while answering `call` when it was recorded (notifications, and
-        requests with the client's answer), to be sent again. None by default."""
-        return ()
+    async def answer_exchanging(
+        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+    ) -> MCPCall:
+        """`answer` on a transport that can exchange messages with the client during a call
+        (stdio): a server whose answers come with recorded server messages sends them with
+        `exchange` before answering. By default there are none: `answer`."""
+        return await self.answer(tool_name, args)
 
     def messaging_tools(self) -> frozenset[str]:
         """Tools some of whose answers come with `server_messages`: their calls are answered
         through the SDK session, which can send notifications, never by the fast path."""
         return frozenset()
-
-    def send_notifications(self) -> None:  # noqa: B027 - a hook; most servers record none
-        """The transport about to serve re-sends recorded notifications (see `Replay`)."""
 
     def ordered_tools(self) -> frozenset[str]:
         """Tools whose calls must be answered in the order they were sent (their answer depends
@@ -123,6 +123,15 @@ class MCPServer(ABC):
             await self.reporter(call)
         return call
 
+    async def handle_call_exchanging(
+        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+    ) -> MCPCall:
+        """`handle_call` through `answer_exchanging`."""
+        call = await self.answer_exchanging(tool_name, args, exchange)
+        if self.reporter is not None:
+            await self.reporter(call)
+        return call
+
     async def handle_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
         """`handle_call` for the other requests: answer, then report."""
         call = await self.answer_request(method, target, args)
@@ -137,8 +146,8 @@ class MCPServer(ABC):
         return None
 
     def sdk_server(self, *, notify: bool = False) -> Server[Any]:
-        """The SDK server; with `notify`, a call's recorded notifications are sent while it is
-        answered (a transport that can deliver them: stdio)."""
+        """The SDK server; with `notify`, calls are answered through `answer_exchanging` (a
+        transport that can carry messages during a request: stdio)."""
         return build_sdk_server(
             self.name,
             __version__,
@@ -146,7 +155,7 @@ class MCPServer(ABC):
             self.handle_call,
             self.surface(),
             self.handle_request,
-            self.server_messages if notify else None,
+            self.handle_call_exchanging if notify else None,
         )
 
     async def serve(
@@ -238,7 +247,6 @@ class MCPServer(ABC):
 
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes; recorded notifications are sent again."""
-        self.send_notifications()
         sdk_server = self.sdk_server(notify=True)
         stdio_fast_path = None
         if self.fast_path:
