@@ -15,6 +15,7 @@ from windtunnel.actors.events import call_events
 from windtunnel.api import freeze_universe, no_divergence
 from windtunnel.calls import MCPCall
 from windtunnel.mcp import RecordedMCPServer
+from windtunnel.replay import ClientExchange
 from windtunnel.runner.policies import describe_call
 from windtunnel.runner.trace import Trace, warnings_from_calls
 from windtunnel.runner.universe_coverage import unit_coverage
@@ -173,3 +174,41 @@ def test_request_refuses_a_method_it_does_not_answer() -> None:
     """In process, only the three request methods are answered."""
     with pytest.raises(ValueError, match="tools/list"):
         _server().request("tools/list", "x")
+
+
+def test_a_client_answer_that_differs_is_a_divergence_with_its_evidence() -> None:
+    """`finish` with a differing client answer: the tool's policy answers, and the record, the
+    trace's warning and no_divergence carry what was asked and both answers."""
+    doc = surface_doc()
+    doc["recordings"][1]["server_messages"] = [
+        {"method": "roots/list", "response": {"result": {"roots": []}}}
+    ]
+    server = RecordedMCPServer(decode_universe(json.dumps(doc)), name="world")
+    server.log_events = False
+    outcome, messages = server.replay.begin("echo", {"text": "hi"})
+    assert messages == doc["recordings"][1]["server_messages"]
+    evidence = {
+        "asked": {"method": "roots/list", "params": {}},
+        "answered_then": {"result": {"roots": []}},
+        "answered_now": {"result": {"roots": [{"uri": "file:///work"}]}},
+    }
+    call = server.replay.finish("echo", {"text": "hi"}, outcome, ClientExchange(differs=evidence))
+    assert call.is_error is True and call.result["reason"] == "client_answer_differs"
+    assert call.divergence == {
+        "tool": "echo",
+        "args": {"text": "hi"},
+        "reason": "client_answer_differs",
+        "policy": "fail_call",
+        "nearest": {"index": 1, "shared": 1, "differing_keys": []},
+        "recording": 1,
+        "client": evidence,
+    }
+    [warning] = warnings_from_calls([call], "s", universes={"world": server.universe})
+    assert (warning["reason"], warning["recording"], warning["client"]) == (
+        "client_answer_differs",
+        1,
+        evidence,
+    )
+    agreed = server.replay.finish("echo", {"text": "hi"}, outcome, ClientExchange(unsent=0))
+    assert agreed.divergence is None and agreed.result == "hi"
+    assert [c.divergence is None for c in server.call_log()] == [False, True]

@@ -148,4 +148,7 @@ def divergence_warning(
     }
     if call.method != "tools/call":
         warning["method"] = call.method
+    for key in ("recording", "client"):  # a `client_answer_differs` divergence's evidence
+        if key in divergence:
+            warning[key] = divergence[key]
     return warning
