@@ -435,3 +435,64 @@ def test_over_http_server_messages_are_reported_unsent() -> None:
     assert server.messaging_tools() == {"echo"}
     call = server.replay.call("echo", {"text": "hi"})
     assert call.extra["server_messages_not_replayed"] == 4
+
+
+@pytest.mark.parametrize("answer", ["same", "other"])
+async def test_a_recorded_request_goes_to_the_client_before_the_answer_on_the_wire(
+    tmp_path: Any, answer: str
+) -> None:
+    """On the stdio wire (in process, so it runs on every SDK of the range): the log
+    notification, the list change, then the elicitation request, then, once the client
+    answered, the call's answer: the recorded one when the client answered as recorded, else
+    the fail_call divergence."""
+    import json
+
+    from tests.mcp.stdio_session import INITIALIZE, INITIALIZED, stdio_session
+
+    server = RecordedMCPServer(_messaging_world(tmp_path))
+    server.log_events = False
+    call = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "echo", "arguments": {"text": "hi"}},
+    }
+    initialize = {
+        **INITIALIZE,
+        "params": {**INITIALIZE["params"], "capabilities": {"elicitation": {}}},
+    }
+    with trio.fail_after(30):
+        async with stdio_session(server, fast=True) as client:
+            await client.request(initialize)
+            await client.send(INITIALIZED)
+            await client.send(call)
+            log = json.loads(await client.receive())
+            changed = json.loads(await client.receive())  # no progress: the call asked for none
+            elicit = json.loads(await client.receive())
+            reply = (
+                {"action": "accept", "content": {}} if answer == "same" else {"action": "cancel"}
+            )
+            await client.send({"jsonrpc": "2.0", "id": elicit["id"], "result": reply})
+            answered = json.loads(await client.receive())
+    assert (log["method"], log["params"]) == (
+        "notifications/message",
+        {"level": "info", "data": "starting echo"},
+    )
+    assert changed["method"] == "notifications/tools/list_changed"
+    # Sent through the SDK's request model, which writes defaults the recording left out
+    # (`mode: "form"`; mcp 2.1.1 also an empty `_meta`).
+    sdk_defaults = {"mode": "form", "_meta": {}}
+    assert elicit["method"] == "elicitation/create"
+    assert {k: v for k, v in elicit["params"].items() if sdk_defaults.get(k) != v} == (
+        MESSAGES[3]["params"]
+    )
+    assert answered["id"] == 1
+    [logged] = server.call_log()
+    if answer == "same":
+        assert answered["result"]["content"] == [{"type": "text", "text": "hi"}]
+        assert logged.divergence is None
+        assert logged.extra == {"match": {"tier": "exact", "index": 1}}
+    else:
+        assert answered["result"]["isError"] is True
+        assert logged.divergence is not None
+        assert logged.divergence["client"]["answered_now"] == {"result": {"action": "cancel"}}
