@@ -246,7 +246,8 @@ class MCPServer(ABC):
             await serving.stop(grace_s=grace_s)
 
     async def serve_stdio(self) -> None:
-        """Serve on stdin/stdout until stdin closes; recorded notifications are sent again."""
+        """Serve on stdin/stdout until stdin closes; recorded server messages are exchanged with
+        the client again (`answer_exchanging`)."""
         sdk_server = self.sdk_server(notify=True)
         stdio_fast_path = None
         if self.fast_path:
