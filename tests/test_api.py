@@ -39,6 +39,7 @@ def test_api_all_is_pinned() -> None:
         "Scorer",
         "ScriptedAgent",
         "ServerError",
+        "ServerSurface",
         "Trace",
         "Universe",
         "UniverseError",
@@ -63,5 +64,6 @@ def test_api_all_is_pinned() -> None:
         "MCPServer",
         "MockMCPServer",
         "RecordedMCPServer",
+        "ServedSurface",
         "ToolSpec",
     ]

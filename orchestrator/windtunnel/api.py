@@ -33,7 +33,14 @@ from .runner.scoring import (
     required_call,
 )
 from .runner.trace import Trace
-from .universe import Matching, Recording, Universe, UniverseTool, load_universe
+from .universe import (
+    Matching,
+    Recording,
+    ServerSurface,
+    Universe,
+    UniverseTool,
+    load_universe,
+)
 
 __all__ = [
     "AgentContext",
@@ -51,6 +58,7 @@ __all__ = [
     "Scorer",
     "ScriptedAgent",
     "ServerError",
+    "ServerSurface",
     "Trace",
     "Universe",
     "UniverseError",

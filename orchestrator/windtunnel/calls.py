@@ -10,11 +10,19 @@ __all__ = ["MCPCall", "is_tool_result"]
 
 
 class MCPCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
-    """A tool call as the server saw it.
+    """A tool call (or another request answered from the recording) as the server saw it.
+
+    `method` is the MCP method: `tools/call` (the default, left out when written) or one of the
+    other requests a universe answers, logged with their target in `tool_name` and their
+    parameters in `args`: `resources/read` (the URI; `args` empty), `prompts/get` (the prompt's
+    name; its arguments), `completion/complete` (the `ref`'s name or URI; `args` holds `ref`,
+    `argument` and `context` as sent).
 
     `args` are flat; `result` is the payload the agent was given (the recorded value, a miss
-    policy's value, or the `fail_call` error object). `extra["match"]` says which recording answered
-    (`{"tier", "index"}`); a miss carries `extra["divergence"]` instead.
+    policy's value, or the `fail_call` error object). `extra["match"]` says which recording
+    answered (`{"tier", "index"}`, the index into the method's list: `recordings`,
+    `resource_reads`, `prompt_gets` or `completions`); a miss carries `extra["divergence"]`
+    instead.
 
     Not tracked by the cyclic garbage collector (`gc=False`): a long-running server keeps every
     call, and each full collection walks every tracked object, so the call log made those
@@ -30,6 +38,7 @@ class MCPCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
     is_error: bool = False
     started_at: float = 0.0
     duration_ms: float = 0.0
+    method: str = "tools/call"
 
     @property
     def divergence(self) -> dict[str, Any] | None:
@@ -40,6 +49,7 @@ class MCPCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
         """Equal apart from timing: what in-process and MCP paths must agree on."""
         return (
             self.tool_name == other.tool_name
+            and self.method == other.method
             and self.args == other.args
             and self.result == other.result
             and self.extra == other.extra

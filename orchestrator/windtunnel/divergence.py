@@ -4,8 +4,11 @@ A call that no recording answers carries `extra["divergence"]` in the call log: 
 `reason` (`no_recorded_result`, `sequence_exhausted`, `unknown_tool`), `policy` (the miss policy
 that answered) and `nearest` (the closest recording of the tool: `index`, `shared`,
 `differing_keys`; null when there is none). The replay engine and the mock server build it with
-`divergence_call`; the `universe_divergence` log line, the fleet's event and the trace's warning
-are all made from that one record, so the four cannot drift apart.
+`divergence_call`. A request of another method that the recording does not answer
+(`resources/read`, `prompts/get`, `completion/complete`: `request_divergence_call`) carries the
+same record with `method` added; the tools' record stays as it was. The `universe_divergence` log
+line, the fleet's event and the trace's warning are all made from that one record, so the four
+cannot drift apart.
 """
 
 from __future__ import annotations
@@ -18,7 +21,13 @@ from .matching import Nearest
 from .miss_answers import unknown_tool_result
 from .universe import Universe
 
-__all__ = ["divergence_call", "divergence_warning", "log_divergence", "unknown_tool_call"]
+__all__ = [
+    "divergence_call",
+    "divergence_warning",
+    "log_divergence",
+    "request_divergence_call",
+    "unknown_tool_call",
+]
 
 
 def divergence_call(
@@ -70,6 +79,31 @@ def unknown_tool_call(tool_name: str, args: dict[str, Any], *, upstream: str | N
     )
 
 
+def request_divergence_call(
+    method: str, target: str, args: dict[str, Any], *, upstream: str | None
+) -> MCPCall:
+    """The call-log entry of a request (not a tool call) that no recording answers: it is
+    answered with the JSON-RPC error its method prescribes (policy `fail_call`)."""
+    return MCPCall(
+        method=method,
+        tool_name=target,
+        args=args,
+        result={"error": "no_recorded_result", "method": method, "target": target},
+        extra={
+            "divergence": {
+                "method": method,
+                "tool": target,
+                "args": args,
+                "reason": "no_recorded_result",
+                "policy": "fail_call",
+                "nearest": None,
+            }
+        },
+        upstream=upstream,
+        is_error=True,
+    )
+
+
 def log_divergence(call: MCPCall, *, scenario: str | None) -> None:
     """The `universe_divergence` log line of a divergent call (a server outside a fleet)."""
     # structlog loads here, not with this module: reading a pack (`wt plan`) must not load it.
@@ -101,7 +135,7 @@ def divergence_warning(
             and 0 <= index < len(universe.recordings)
         ):
             nearest["args"] = universe.recordings[index].args
-    return {
+    warning = {
         "event": "universe_divergence",
         "level": "warning",
         "scenario": scenario,
@@ -112,3 +146,9 @@ def divergence_warning(
         "policy": divergence.get("policy"),
         "nearest": nearest,
     }
+    if call.method != "tools/call":
+        warning["method"] = call.method
+    for key in ("recording", "client"):  # a `client_answer_differs` divergence's evidence
+        if key in divergence:
+            warning[key] = divergence[key]
+    return warning

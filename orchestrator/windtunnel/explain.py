@@ -8,9 +8,10 @@ import msgspec
 
 from .canonical import canonical_json
 from .matching import Hit, SequenceState, UniverseIndex
+from .surface_matching import REQUEST_METHODS, SurfaceIndex
 from .universe import Universe
 
-__all__ = ["Explanation", "explain_call", "render_explanation"]
+__all__ = ["Explanation", "explain_call", "explain_request", "render_explanation"]
 
 
 class Explanation(msgspec.Struct, kw_only=True):
@@ -28,12 +29,51 @@ class Explanation(msgspec.Struct, kw_only=True):
     nearest: list[dict[str, Any]] = msgspec.field(default_factory=list)
     null_args: list[str] = msgspec.field(default_factory=list)
     """For a miss: keys the call sends as `null` that the nearest recording does not have."""
+    method: str = "tools/call"
+    """`tools/call`, or the request explained by `explain_request` (`tool` is its target)."""
+    nth: int = 1
+    """Which call of the tool this is in a fresh run (earlier ones identical to it): what a
+    sequence-mode tool answers depends on it."""
+
+
+def explain_request(
+    universe: Universe, method: str, target: str, args: dict[str, Any]
+) -> Explanation:
+    """How a request other than `tools/call` would be answered (see `surface_matching`):
+    `target` and `args` as `MCPCall` logs them."""
+    if method not in REQUEST_METHODS:
+        raise ValueError(f"{method!r} is not tools/call or one of {', '.join(REQUEST_METHODS)}")
+    index = SurfaceIndex(universe).find(method, target, args)
+    if index is None:
+        return Explanation(
+            method=method,
+            tool=target,
+            args=args,
+            outcome="miss",
+            reason="no_recorded_result",
+            policy="fail_call",
+        )
+    results = {
+        "resources/read": lambda i: universe.resource_reads[i].result,
+        "prompts/get": lambda i: universe.prompt_gets[i].result,
+        "completion/complete": lambda i: universe.completions[i].result,
+    }
+    return Explanation(
+        method=method,
+        tool=target,
+        args=args,
+        outcome="exact",
+        index=index,
+        result=results[method](index),
+    )
 
 
 def explain_call(
-    universe: Universe, tool_name: str, args: dict[str, Any], *, limit: int = 3
+    universe: Universe, tool_name: str, args: dict[str, Any], *, limit: int = 3, nth: int = 1
 ) -> Explanation:
-    """Resolve a call as a fresh server would (no sequence consumed yet), and say why."""
+    """Resolve a call as a fresh server would, and say why. With `nth` > 1 the call is the nth
+    of identical calls of the tool: a sequence-mode tool has consumed what the earlier ones
+    were answered from."""
     index = UniverseIndex(universe)
     tool = index.tool(tool_name)
     if tool is None:
@@ -45,7 +85,10 @@ def explain_call(
             policy="fail_call",
         )
     arg_keys = universe.matching.arg_keys.get(tool_name)
-    outcome = index.resolve(tool_name, args, SequenceState(len(universe.recordings)))
+    state = SequenceState(len(universe.recordings))
+    for _ in range(nth - 1):
+        index.resolve(tool_name, args, state)
+    outcome = index.resolve(tool_name, args, state)
     nearest = []
     for near in index.nearest(tool_name, args, limit=limit):
         recorded = universe.recordings[near.index].args
@@ -64,6 +107,7 @@ def explain_call(
             arg_keys=arg_keys,
             mode=tool.mode,
             result=universe.recordings[outcome.index].result,
+            nth=nth,
         )
     return Explanation(
         tool=tool_name,
@@ -77,6 +121,7 @@ def explain_call(
         null_args=_null_args(args, universe.recordings[nearest[0]["index"]].args, arg_keys)
         if nearest
         else [],
+        nth=nth,
     )
 
 
@@ -112,6 +157,8 @@ def _side(diff: dict[str, Any], name: str) -> str:
 def render_explanation(exp: Explanation) -> str:
     """A few lines a person can read."""
     call = f"{exp.tool}({canonical_json(exp.args)})"
+    if exp.method != "tools/call":
+        return _render_request(exp)
     if exp.outcome == "unknown_tool":
         return (
             f"{call}\n  unknown tool: the universe does not declare {exp.tool!r} (JSON-RPC error)"
@@ -128,7 +175,8 @@ def render_explanation(exp: Explanation) -> str:
         if exp.arg_keys:
             lines.append(f"  arg_keys for this tool: {exp.arg_keys}")
     if exp.mode == "sequence":
-        lines.append("  sequence mode: shown as the first call of a fresh run")
+        which = "first" if exp.nth == 1 else f"call number {exp.nth}"
+        lines.append(f"  sequence mode: shown as the {which} of identical calls in a fresh run")
     if exp.outcome in ("exact", "keyed"):
         lines.append(f"  result: {canonical_json(exp.result)}")
     for near in exp.nearest if exp.outcome == "miss" else []:
@@ -149,5 +197,36 @@ def render_explanation(exp: Explanation) -> str:
         lines.append(
             f"  null-valued argument(s) the recording lacks: {exp.null_args}; they are among "
             "arg_keys, so the recording must have them too"
+        )
+    return "\n".join(lines)
+
+
+_REQUEST_LISTS = {
+    "resources/read": "resource_reads",
+    "prompts/get": "prompt_gets",
+    "completion/complete": "completions",
+}
+_REQUEST_RULES = {
+    "resources/read": "the same uri",
+    "prompts/get": "the same name and canonically equal arguments",
+    "completion/complete": "canonically equal ref, argument and context",
+}
+_REQUEST_ERRORS = {
+    "resources/read": "-32002 Resource not found (-32602 from protocol 2026-07-28)",
+    "prompts/get": "-32602",
+    "completion/complete": "-32602",
+}
+
+
+def _render_request(exp: Explanation) -> str:
+    lines = [f"{exp.method} {exp.tool}({canonical_json(exp.args)})"]
+    where = _REQUEST_LISTS[exp.method]
+    if exp.outcome == "exact":
+        lines.append(f"  hit: {where}[{exp.index}] has {_REQUEST_RULES[exp.method]}")
+        lines.append(f"  result: {canonical_json(exp.result)}")
+    else:
+        lines.append(
+            f"  miss (no_recorded_result): no entry of {where} has {_REQUEST_RULES[exp.method]}; "
+            f"the JSON-RPC error {_REQUEST_ERRORS[exp.method]} answers"
         )
     return "\n".join(lines)

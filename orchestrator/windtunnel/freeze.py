@@ -13,8 +13,12 @@ from .canonical import canonical_key, is_json_value
 from .errors import UniverseError
 from .universe import (
     FORMAT_VERSION,
+    CompletionRecord,
     Matching,
+    PromptGet,
     Recording,
+    ResourceRead,
+    ServerSurface,
     Universe,
     UniverseTool,
     flatten_wire_args,
@@ -36,6 +40,10 @@ def freeze_universe(
     path: str | os.PathLike[str] | None,
     include_divergent: bool = False,
     meta: dict[str, Any] | None = None,
+    server: ServerSurface | Mapping[str, Any] | None = None,
+    resources: Sequence[dict[str, Any]] = (),
+    resource_templates: Sequence[dict[str, Any]] = (),
+    prompts: Sequence[dict[str, Any]] = (),
 ) -> Universe:
     """Turn the calls that were answered without divergence into a universe, and write it.
 
@@ -44,8 +52,15 @@ def freeze_universe(
     tools not in `tools` are refused, so the file always loads. A call whose
     `extra["recording_meta"]` is a non-empty object passes it on as its recording's `meta`.
     `matching` is a `Matching` or its mapping form, as in the file
-    (`{"arg_keys": {"client_lookup": ["query"]}}`). Any problem is a `UniverseError` raised
-    before anything is written.
+    (`{"arg_keys": {"client_lookup": ["query"]}}`).
+
+    The rest of the surface: `server` (a `ServerSurface` or its mapping form:
+    `{"info": {"name": ..., "version": ...}, "instructions": ..., "capabilities": {...}}`),
+    the `resources`, `resource_templates` and `prompts` listed; the log's answered
+    `resources/read`, `prompts/get` and `completion/complete` calls (`MCPCall.method`) become
+    `resource_reads`, `prompt_gets` and `completions`, the first of identical requests kept (a
+    mock server's `surface()` gives all of it: `freeze_universe(log, **mock.surface_parts(),
+    ...)`). Any problem is a `UniverseError` raised before anything is written.
     """
     tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
     modes = {tool.name: tool.mode for tool in tool_list}
@@ -53,8 +68,13 @@ def freeze_universe(
     rules = _matching(matching, file)
     seen: set[tuple[str, Any]] = set()
     recordings: list[Recording] = []
+    other_calls: list[MCPCall] = []
     for position, call in enumerate(call_log):
         if call.divergence is not None and not include_divergent:
+            continue
+        if call.method != "tools/call":
+            if call.divergence is None:  # a divergent read has no recorded answer to keep
+                other_calls.append(call)
             continue
         if call.tool_name not in modes:
             raise UniverseError(
@@ -85,12 +105,20 @@ def freeze_universe(
                 else msgspec.UNSET,
             )
         )
+    reads, gets, completions = _surface_calls(other_calls, file)
     universe = Universe(
         windtunnel_universe=FORMAT_VERSION,
         tools=tool_list,
         recordings=recordings,
         matching=rules,
         meta=dict(meta or {}),
+        server=_server(server, file),
+        resources=[dict(r) for r in resources],
+        resource_templates=[dict(t) for t in resource_templates],
+        resource_reads=reads,
+        prompts=[dict(p) for p in prompts],
+        prompt_gets=gets,
+        completions=completions,
     )
     validate_universe(universe, file=file)
     if path is not None:
@@ -130,3 +158,48 @@ def _name_the_key(matching: Mapping[str, Any], path: str) -> str:
         except msgspec.ValidationError:
             return path.replace("[...]", f".{key}", 1)
     return path
+
+
+def _server(server: ServerSurface | Mapping[str, Any] | None, file: str) -> ServerSurface | None:
+    if server is None or isinstance(server, ServerSurface):
+        return server
+    try:
+        return msgspec.convert(dict(server), ServerSurface)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at `")
+        path = "$.server" + where.rstrip("`").removeprefix("$") if where else "$.server"
+        raise UniverseError(message, file=file, path=path) from None
+
+
+def _surface_calls(
+    calls: Iterable[MCPCall], file: str
+) -> tuple[list[ResourceRead], list[PromptGet], list[CompletionRecord]]:
+    """Answered reads, prompt gets and completions as the universe keeps them (the first of
+    canonically equal requests; see `MCPCall.method` for how each is logged)."""
+    reads: list[ResourceRead] = []
+    gets: list[PromptGet] = []
+    completions: list[CompletionRecord] = []
+    seen: set[tuple[str, str, Any]] = set()
+    for call in calls:
+        key = (call.method, call.tool_name, canonical_key(call.args))
+        if key in seen:
+            continue
+        seen.add(key)
+        if not isinstance(call.result, dict) or not is_json_value(call.result):
+            raise UniverseError(
+                f"a {call.method} answer for {call.tool_name!r} is not a JSON object", file=file
+            )
+        if call.method == "resources/read":
+            reads.append(ResourceRead(uri=call.tool_name, result=call.result))
+        elif call.method == "prompts/get":
+            gets.append(PromptGet(name=call.tool_name, arguments=call.args, result=call.result))
+        elif call.method == "completion/complete":
+            completions.append(
+                CompletionRecord(
+                    ref=call.args["ref"],
+                    argument=call.args["argument"],
+                    context=call.args.get("context"),
+                    result=call.result,
+                )
+            )
+    return reads, gets, completions

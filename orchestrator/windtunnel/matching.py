@@ -29,7 +29,11 @@ __all__ = [
 ]
 
 Tier: TypeAlias = Literal["exact", "keyed"]
-MissReason: TypeAlias = Literal["no_recorded_result", "sequence_exhausted", "unknown_tool"]
+MissReason: TypeAlias = Literal[
+    "no_recorded_result", "sequence_exhausted", "unknown_tool", "client_answer_differs"
+]
+"""`client_answer_differs`: the recording matched, but the live client answered a request the
+server makes while answering (elicitation, sampling, roots) otherwise than the recorded one."""
 
 _ABSENT: Final = ("absent",)
 # Posting lists longer than this also get a set, for C-speed membership in `nearest`.

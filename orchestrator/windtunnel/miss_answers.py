@@ -59,11 +59,15 @@ def empty_result(index: UniverseIndex, tool_name: str) -> Any:
 
 def fail_call_result(tool_name: str, miss: Miss, nearest: Nearest | None) -> dict[str, Any]:
     """The structured tool error of the `fail_call` policy."""
-    message = (
-        f"every recording of {tool_name!r} matching these arguments was already used"
-        if miss.reason == "sequence_exhausted"
-        else f"no recording of {tool_name!r} matches these arguments"
-    )
+    if miss.reason == "sequence_exhausted":
+        message = f"every recording of {tool_name!r} matching these arguments was already used"
+    elif miss.reason == "client_answer_differs":
+        message = (
+            f"the client answered a request made while answering {tool_name!r} otherwise than "
+            "when it was recorded"
+        )
+    else:
+        message = f"no recording of {tool_name!r} matches these arguments"
     return {
         "error": "no_recorded_result",
         "tool": tool_name,

@@ -8,22 +8,37 @@ miss policy, records a divergence (`divergence`), appends the call log and tells
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import structlog
 
 from .call_log import CallListener, CallLog
 from .calls import MCPCall, is_tool_result
 from .canonical import is_json_value
-from .divergence import divergence_call, log_divergence, unknown_tool_call
+from .divergence import (
+    divergence_call,
+    log_divergence,
+    request_divergence_call,
+    unknown_tool_call,
+)
 from .errors import HookRequiredError
 from .matching import Hit, Miss, SequenceState, UniverseIndex
 from .miss_answers import SynthesizeHook, empty_result, fail_call_result
+from .surface_matching import SurfaceIndex
 from .universe import Universe, validate_universe
 
-__all__ = ["CallListener", "Replay"]
+__all__ = ["CallListener", "ClientExchange", "Replay"]
 
 logger = structlog.get_logger("windtunnel")
+
+
+class ClientExchange(NamedTuple):
+    """How a recording's server messages went with the live client (stdio): how many were not
+    sent, and for the first request the client answered otherwise than when recorded, the
+    evidence (`asked`, `answered_then`, `answered_now`)."""
+
+    unsent: int = 0
+    differs: dict[str, Any] | None = None
 
 
 class Replay:
@@ -55,6 +70,43 @@ class Replay:
         self.log = CallLog()
         self.log_events = True
         self._state = SequenceState(len(universe.recordings))
+        self._surface: SurfaceIndex | None = None
+
+    def request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        """Answer a request other than `tools/call` (`surface_matching.REQUEST_METHODS`, logged
+        as `MCPCall` describes) from the recording, and record it; one the recording does not
+        answer is a divergence, answered with its method's JSON-RPC error by the transport."""
+        with self.log.lock:
+            started_at = time.time()
+            t0 = time.perf_counter()
+            if self._surface is None:
+                self._surface = SurfaceIndex(self.universe)
+            index = self._surface.find(method, target, args)
+            if index is None:
+                call = request_divergence_call(method, target, args, upstream=self.upstream)
+                if self.log_events:
+                    log_divergence(call, scenario=self.scenario)
+            else:
+                call = MCPCall(
+                    method=method,
+                    tool_name=target,
+                    args=args,
+                    result=self._recorded_answer(method, index),
+                    extra={"match": {"tier": "exact", "index": index}},
+                    upstream=self.upstream,
+                )
+            call.started_at = started_at
+            call.duration_ms = (time.perf_counter() - t0) * 1000.0
+            self.log.append(call)
+        return call
+
+    def _recorded_answer(self, method: str, index: int) -> dict[str, Any]:
+        universe = self.universe
+        if method == "resources/read":
+            return universe.resource_reads[index].result
+        if method == "prompts/get":
+            return universe.prompt_gets[index].result
+        return universe.completions[index].result
 
     @property
     def listeners(self) -> list[CallListener]:
@@ -73,6 +125,64 @@ class Replay:
             self.log.append(call, tell_listeners=tell_listeners)
         return call
 
+    def begin(
+        self, tool_name: str, args: dict[str, Any]
+    ) -> tuple[Hit | Miss, list[dict[str, Any]]]:
+        """The first half of a call whose recorded server messages the transport exchanges with
+        the live client before answering (stdio): resolve it (a sequence-mode tool consumes its
+        recording now) and give the recording's messages; nothing is logged until `finish`."""
+        with self.log.lock:
+            outcome = self.index.resolve(tool_name, args, self._state)
+        if isinstance(outcome, Hit):
+            return outcome, self.universe.recordings[outcome.index].server_messages or []
+        return outcome, []
+
+    def finish(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        outcome: Hit | Miss,
+        exchange: ClientExchange,
+    ) -> MCPCall:
+        """Answer and record a call `begin` resolved: the recording's answer, or, when the live
+        client answered a request otherwise than when recorded, a divergence
+        (`client_answer_differs`, with the exchange as evidence) answered by the tool's policy."""
+        with self.log.lock:
+            started_at = time.time()
+            t0 = time.perf_counter()
+            if isinstance(outcome, Hit) and exchange.differs is None:
+                call = self._hit(tool_name, args, outcome)
+                if exchange.unsent:
+                    self._messages_not_replayed(call, outcome.index, exchange.unsent)
+            elif isinstance(outcome, Hit):
+                miss = Miss(
+                    reason="client_answer_differs",
+                    policy=self.universe.matching.policy_for(tool_name),
+                )
+                call = self._apply_policy(tool_name, args, miss)
+                divergence = call.extra["divergence"]
+                divergence["recording"] = outcome.index
+                divergence["client"] = exchange.differs
+                if self.log_events:
+                    log_divergence(call, scenario=self.scenario)
+            else:
+                call = self._miss(tool_name, args, outcome)
+            call.started_at = started_at
+            call.duration_ms = (time.perf_counter() - t0) * 1000.0
+            self.log.append(call)
+        return call
+
+    def _hit(self, tool_name: str, args: dict[str, Any], outcome: Hit) -> MCPCall:
+        result = self.universe.recordings[outcome.index].result
+        return MCPCall(
+            tool_name=tool_name,
+            args=args,
+            result=result,
+            extra={"match": {"tier": outcome.tier, "index": outcome.index}},
+            upstream=self.upstream,
+            is_error=is_tool_result(result) and result.get("isError") is True,
+        )
+
     def tell_listeners(self) -> None:
         """Tell the listeners of every call logged and not told yet, in log order."""
         self.log.tell_listeners()
@@ -82,7 +192,8 @@ class Replay:
         t0 = time.perf_counter()
         outcome = self.index.resolve(tool_name, args, self._state)
         if isinstance(outcome, Hit):
-            result = self.universe.recordings[outcome.index].result
+            recording = self.universe.recordings[outcome.index]
+            result = recording.result
             call = MCPCall(
                 tool_name=tool_name,
                 args=args,
@@ -91,11 +202,28 @@ class Replay:
                 upstream=self.upstream,
                 is_error=is_tool_result(result) and result.get("isError") is True,
             )
+            if recording.server_messages:  # a transport that exchanges them uses `begin`
+                self._messages_not_replayed(call, outcome.index, len(recording.server_messages))
         else:
             call = self._miss(tool_name, args, outcome)
         call.started_at = started_at
         call.duration_ms = (time.perf_counter() - t0) * 1000.0
         return call
+
+    def _messages_not_replayed(self, call: MCPCall, index: int, count: int) -> None:
+        """The recording holds messages the server sent while answering that were not sent
+        again (over HTTP, any; over stdio, requests the connection cannot carry), and says so:
+        in the call (and so the trace) and, outside a fleet, as a warning."""
+        call.extra["server_messages_not_replayed"] = count
+        if self.log_events:
+            logger.warning(
+                "server_messages_not_replayed",
+                tool=call.tool_name,
+                recording=index,
+                messages=count,
+                upstream=self.upstream,
+                scenario=self.scenario,
+            )
 
     def _miss(self, tool_name: str, args: dict[str, Any], miss: Miss) -> MCPCall:
         if miss.reason == "unknown_tool":

@@ -20,14 +20,27 @@ from .errors import UniverseError
 from .input_files import read_input
 from .load_pacing import gc_in_steps
 from .universe_scan import recording_spans
+from .universe_surface import MAX_NESTING as _SURFACE_MAX_NESTING
+from .universe_surface import (
+    CompletionRecord,
+    PromptGet,
+    ResourceRead,
+    ServerSurface,
+    check_server_messages,
+    check_surface,
+)
 
 __all__ = [
     "FORMAT_VERSION",
     "MAX_NESTING",
     "POLICIES",
+    "CompletionRecord",
     "Matching",
     "MissPolicy",
+    "PromptGet",
     "Recording",
+    "ResourceRead",
+    "ServerSurface",
     "ToolMode",
     "Universe",
     "UniverseTool",
@@ -40,7 +53,7 @@ __all__ = [
 ]
 
 FORMAT_VERSION = 1
-MAX_NESTING = 128
+MAX_NESTING = _SURFACE_MAX_NESTING
 """Deepest nesting of arrays and objects in a recording's args or result or a tool's schemas.
 The official MCP SDK client reads no message nested much past 200 levels (a served result sits a
 few levels down in its JSON-RPC answer), and a recording no client can read replays nothing: it
@@ -62,6 +75,32 @@ class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
     description: str = ""
     result_schema: dict[str, Any] | None = None
     mode: ToolMode = "stateless"
+    # What else `tools/list` gave, each served as recorded (left out of the file when absent).
+    title: str | None = None
+    annotations: dict[str, Any] | None = None
+    output_schema: dict[str, Any] | None = None
+    icons: list[Any] | None = None
+    execution: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+    def listed(self) -> dict[str, Any]:
+        """The tool as `tools/list` shows it, each recorded field as recorded."""
+        tool: dict[str, Any] = {"name": self.name}
+        if self.title is not None:
+            tool["title"] = self.title
+        if self.description:
+            tool["description"] = self.description
+        tool["inputSchema"] = self.input_schema
+        for key, value in (
+            ("outputSchema", self.output_schema),
+            ("annotations", self.annotations),
+            ("icons", self.icons),
+            ("execution", self.execution),
+            ("_meta", self.meta),
+        ):
+            if value is not None:
+                tool[key] = value
+        return tool
 
 
 class Recording(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
@@ -80,6 +119,9 @@ class Recording(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=Fals
     args: dict[str, Any]
     result: Any = None
     meta: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    server_messages: list[dict[str, Any]] | msgspec.UnsetType = msgspec.UNSET
+    """What the server sent while answering, in order (notifications, and requests to the client
+    with the client's `response`); not written when unset."""
 
 
 class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
@@ -103,6 +145,13 @@ class Universe(
     recordings: list[Recording] = msgspec.field(default_factory=list)
     matching: Matching = msgspec.field(default_factory=Matching)
     meta: dict[str, Any] = msgspec.field(default_factory=dict)
+    server: ServerSurface | None = None
+    resources: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    resource_reads: list[ResourceRead] = msgspec.field(default_factory=list)
+    prompts: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    prompt_gets: list[PromptGet] = msgspec.field(default_factory=list)
+    completions: list[CompletionRecord] = msgspec.field(default_factory=list)
 
     def tool(self, name: str) -> UniverseTool | None:
         for tool in self.tools:
@@ -127,6 +176,13 @@ class _Outline(msgspec.Struct, forbid_unknown_fields=True):
     recordings: list[msgspec.Raw] = msgspec.field(default_factory=list)
     matching: Matching = msgspec.field(default_factory=Matching)
     meta: dict[str, Any] = msgspec.field(default_factory=dict)
+    server: ServerSurface | None = None
+    resources: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    resource_reads: list[ResourceRead] = msgspec.field(default_factory=list)
+    prompts: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    prompt_gets: list[PromptGet] = msgspec.field(default_factory=list)
+    completions: list[CompletionRecord] = msgspec.field(default_factory=list)
 
 
 _outline_decoder = msgspec.json.Decoder(_Outline)
@@ -194,6 +250,13 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
         recordings=recordings,
         matching=outline.matching,
         meta=outline.meta,
+        server=outline.server,
+        resources=outline.resources,
+        resource_templates=outline.resource_templates,
+        resource_reads=outline.resource_reads,
+        prompts=outline.prompts,
+        prompt_gets=outline.prompt_gets,
+        completions=outline.completions,
     )
     validate_universe(universe, file=file, nesting_checked=True)
     return universe
@@ -235,6 +298,10 @@ def _decode_recording(raw: msgspec.Raw | memoryview, index: int, file: str) -> R
     if text.count(b"[") + text.count(b"{") > MAX_NESTING:
         _check_nesting(recording.args, file, f"$.recordings[{index}].args")
         _check_nesting(recording.result, file, f"$.recordings[{index}].result")
+    if recording.server_messages is not msgspec.UNSET:
+        check_server_messages(
+            recording.server_messages, file, f"$.recordings[{index}].server_messages"
+        )
     return recording
 
 
@@ -274,6 +341,18 @@ def validate_universe(
     _validated[id(universe)] = universe
 
 
+_TOOL_PAYLOADS = {
+    "input_schema": "input_schema",
+    "result_schema": "result_schema",
+    "annotations": "annotations",
+    "output_schema": "output_schema",
+    "icons": "icons",
+    "execution": "execution",
+    "meta": "_meta",
+}
+"""A tool's object-valued fields (the nesting limit applies to each) and their names in the file."""
+
+
 def _check_references(universe: Universe, file: str, nesting_checked: bool) -> None:
     names: set[str] = set()
     for i, tool in enumerate(universe.tools):
@@ -287,12 +366,16 @@ def _check_references(universe: Universe, file: str, nesting_checked: bool) -> N
             )
         names.add(tool.name)
     for i, tool in enumerate(universe.tools):
-        for field in ("input_schema", "result_schema"):
-            _check_nesting(getattr(tool, field), file, f"$.tools[{i}].{field}")
+        for field in _TOOL_PAYLOADS:
+            _check_nesting(getattr(tool, field), file, f"$.tools[{i}].{_TOOL_PAYLOADS[field]}")
     for i, recording in enumerate(universe.recordings):
         if not nesting_checked:
             _check_nesting(recording.args, file, f"$.recordings[{i}].args")
             _check_nesting(recording.result, file, f"$.recordings[{i}].result")
+            if recording.server_messages is not msgspec.UNSET:
+                check_server_messages(
+                    recording.server_messages, file, f"$.recordings[{i}].server_messages"
+                )
         if recording.tool_name not in names:
             raise UniverseError(
                 f"recording names undeclared tool {recording.tool_name!r}",
@@ -316,6 +399,16 @@ def _check_references(universe: Universe, file: str, nesting_checked: bool) -> N
                 file=file,
                 path=f"$.matching.per_tool_on_miss.{tool_name}",
             )
+    check_surface(
+        server=universe.server,
+        resources=universe.resources,
+        resource_templates=universe.resource_templates,
+        resource_reads=universe.resource_reads,
+        prompts=universe.prompts,
+        prompt_gets=universe.prompt_gets,
+        completions=universe.completions,
+        file=file,
+    )
 
 
 def _check_nesting(value: Any, file: str, path: str) -> None:

@@ -173,3 +173,79 @@ def test_validate_warns_about_secrets_without_failing(
         f"{path}: warning: $.recordings[0].args.q looks like an email address; redact it",
         f"{path}: warning: $.recordings[0].result.token looks like a bearer token; redact it",
     ]
+
+
+def test_explain_the_nth_call_of_a_sequence_tool(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--nth N` explains the Nth of identical calls: each takes the next recording, and past
+    the last one the call is `sequence_exhausted`."""
+    call = ["explain", str(EXAMPLE), "list_invoices", '{"account_id": "ACC-1042"}']
+    assert main([*call, "--nth", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "exact hit: recording #3" in out
+    assert "sequence mode: shown as the call number 2 of identical calls in a fresh run" in out
+    assert main([*call, "--nth", "3", "--json"]) == 0
+    explained = json.loads(capsys.readouterr().out)
+    assert (explained["outcome"], explained["reason"], explained["nth"]) == (
+        "miss",
+        "sequence_exhausted",
+        3,
+    )
+    with pytest.raises(SystemExit) as usage:
+        main([*call, "--nth", "0"])
+    assert usage.value.code == 2
+    assert "expected a whole number from 1" in capsys.readouterr().err
+
+
+def test_explain_requests_other_than_tool_calls(
+    write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--method` explains a resource read, prompt get or completion: hit or miss, and why."""
+    from tests.surface_world import surface_doc
+
+    world = str(write_universe_file(surface_doc()))
+    assert main(["explain", world, "--method", "resources/read", "test://static-text"]) == 0
+    assert capsys.readouterr().out.splitlines()[:2] == [
+        "resources/read test://static-text({})",
+        "  hit: resource_reads[0] has the same uri",
+    ]
+    assert main(["explain", world, "--method", "prompts/get", "with_args", '{"arg1": "z"}']) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        'prompts/get with_args({"arg1":"z"})',
+        "  miss (no_recorded_result): no entry of prompt_gets has the same name and canonically "
+        "equal arguments; the JSON-RPC error -32602 answers",
+    ]
+    completion = '{"ref": {"type": "ref/prompt", "name": "with_args"}, "argument": {"name": "arg1", "value": "a"}}'
+    assert (
+        main(
+            ["explain", "--json", world, "--method", "completion/complete", "with_args", completion]
+        )
+        == 0
+    )
+    explained = json.loads(capsys.readouterr().out)
+    assert (explained["method"], explained["outcome"], explained["index"]) == (
+        "completion/complete",
+        "exact",
+        0,
+    )
+
+
+def test_validate_notes_server_messages_replay_does_not_send(
+    write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Recordings holding server messages are named: replay does not send them."""
+    doc = universe_doc(
+        [{"name": "t"}],
+        [
+            {
+                "tool_name": "t",
+                "args": {},
+                "server_messages": [{"method": "notifications/message", "params": {}}],
+            }
+        ],
+    )
+    path = write_universe_file(doc)
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        f"{path}: note: 1 recording(s) hold server messages, which are exchanged with the "
+        "client again over stdio only"
+    )

@@ -15,7 +15,7 @@ from windtunnel.mcp import _sdk_server
 from windtunnel.mcp._sdk_server import Answer
 from windtunnel.universe import Universe
 
-__all__ = ["CALLS", "UNIVERSE", "call", "calls_through_the_sdk", "synthesize"]
+__all__ = ["CALLS", "UNIVERSE", "call", "calls_through_the_sdk", "synthesize", "with_surface"]
 
 TEXT = {"type": "text", "text": "chart"}
 UNIVERSE = {
@@ -128,3 +128,26 @@ def calls_through_the_sdk(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(_sdk_server, "answer_call", counted)
     return names
+
+
+def with_surface(universe: dict[str, Any]) -> dict[str, Any]:
+    """`universe` with a recorded identity (stamped on every 2026-07-28 result) and rich tools."""
+    return {
+        **universe,
+        "tools": [
+            {**tool, "title": f"The {tool['name']}", "annotations": {"readOnlyHint": True}}
+            for tool in universe["tools"]
+        ],
+        "server": {
+            "protocol_version": "2025-11-25",
+            "info": {
+                "name": "recorded-upstream",
+                "version": "9.9.9",
+                "title": "Recorded Upstream",
+                "websiteUrl": "https://example.test",
+                "icons": [{"src": "https://example.test/i.png"}],
+            },
+            "instructions": "Use the tools.",
+            "capabilities": {"tools": {"listChanged": True}, "logging": {}},
+        },
+    }

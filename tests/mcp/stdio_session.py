@@ -77,7 +77,7 @@ async def stdio_session(
     """Serve `server` over a pair of pipes until the block ends (then stdin closes); with
     `non_blocking`, the server's ends are in non-blocking mode, as a parent may leave them."""
     assert answering in ANSWERING
-    sdk = server.sdk_server()
+    sdk = server.sdk_server(notify=True)  # as `MCPServer.serve_stdio` builds it
     saw: list[tuple[str, Any]] = []
 
     async def record(ctx: Any, call_next: Any) -> Any:
@@ -85,7 +85,8 @@ async def stdio_session(
         return await call_next(ctx)
 
     sdk.middleware.append(record)
-    tools = [spec.name for spec in server.tool_specs()]
+    messaging = server.messaging_tools()
+    tools = [spec.name for spec in server.tool_specs() if spec.name not in messaging]
     now = server.sync_answer() if answering == "thread" else None
     calls = StdioFastPath(sdk, tools, server.handle_call, now) if fast else None
     client_in, server_out = os.pipe()

@@ -16,7 +16,7 @@ from mcp_types import INVALID_PARAMS
 
 from tests.compat import COMPAT_UNIVERSE
 from tests.mcp.fast_path_cases import CALLS as CASES
-from tests.mcp.fast_path_cases import UNIVERSE, call, synthesize
+from tests.mcp.fast_path_cases import UNIVERSE, call, synthesize, with_surface
 from windtunnel.calls import MCPCall
 from windtunnel.mcp import MCPServer, MockMCPServer, RecordedMCPServer, _http
 from windtunnel.mcp._fast_path_http import HTTPFastPath
@@ -253,14 +253,18 @@ def era_exchanges(
     return out
 
 
+@pytest.mark.parametrize("world", ["tools", "surface"])
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_every_result_and_error_is_answered_like_the_sdk(tmp_path: Path, era: str) -> None:
+async def test_every_result_and_error_is_answered_like_the_sdk(
+    tmp_path: Path, era: str, world: str
+) -> None:
     """Byte for byte the SDK's response, head included (status, header order), to every call of
     the cases the stdio fast path is held to: hits, misses under every policy, every result
     mapping, non-ASCII text, failing hooks; and to a server that refuses a call with an MCP error
-    (which 2026-07-28 maps to an HTTP status) and a mock's tool that fails with non-ASCII text."""
+    (which 2026-07-28 maps to an HTTP status) and a mock's tool that fails with non-ASCII text.
+    The same with a recorded server identity and rich tools (`surface`)."""
     path = tmp_path / "fast.universe.json"
-    path.write_text(json.dumps(UNIVERSE))
+    path.write_text(json.dumps(UNIVERSE if world == "tools" else with_surface(UNIVERSE)))
     exchanges = era_exchanges(era, CASES)
     mock_calls = [("refused", {}), ("crashed", {}), ("unicode", {"name": "Zoë"})]
     mock_exchanges = era_exchanges(era, mock_calls, first_id=100)

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import mcp
 import pytest
 import trio
 
@@ -24,7 +25,15 @@ from tests.compat import (
 )
 from tests.mcp.fast_path_cases import calls_through_the_sdk
 from tests.processes import WT, wt_serve
+from tests.surface_world import (
+    COMPLETIONS,
+    PROMPT_GETS,
+    RESOURCE_READS,
+    reference_server,
+)
 from windtunnel.mcp import RecordedMCPServer
+from windtunnel.mcp._http import serve_http
+from windtunnel.universe import decode_universe
 
 NODE_DIR = Path(__file__).parents[1] / "node"
 INSPECTOR = NODE_DIR / "node_modules" / ".bin" / "mcp-inspector"
@@ -39,8 +48,12 @@ def _node_packages_installed() -> None:
 
 
 async def run_node(*args: str) -> dict[str, Any]:
+    return await run_node_script(NODE_DIR / "client.mjs", *args)
+
+
+async def run_node_script(script: Path, *args: str) -> dict[str, Any]:
     result = await trio.run_process(
-        ["node", str(NODE_DIR / "client.mjs"), *args],
+        ["node", str(script), *args],
         capture_stdout=True,
         capture_stderr=True,
         check=False,
@@ -194,3 +207,40 @@ async def test_inspector_cli_over_stdio() -> None:
     assert json.loads(hit.stdout)["structuredContent"] == BLUEWING
     assert miss.returncode == 5  # an isError result, printed all the same
     assert json.loads(miss.stdout)["structuredContent"]["error"] == "no_recorded_result"
+
+
+@pytest.mark.filterwarnings("ignore::mcp.shared.exceptions.MCPDeprecationWarning")
+async def test_typescript_client_sees_the_recorded_world_as_live() -> None:
+    """The TS SDK client sees on replay the same serverInfo, capabilities, instructions, tools
+    (title, annotations, output schema, icons, execution, _meta), resources, templates, reads,
+    prompts, prompt gets and completions as from the real SDK server it was recorded from, and
+    the same answers to unrecorded requests' codes aside (a replay's are divergences)."""
+
+    from tests.mcp.test_surface_replay import observe, recorded_from
+
+    plan = {
+        "reads": [read["uri"] for read in RESOURCE_READS],
+        "gets": [{"name": g["name"], "arguments": g["arguments"]} for g in PROMPT_GETS],
+        "completions": [{"ref": c["ref"], "argument": c["argument"]} for c in COMPLETIONS],
+    }
+    with trio.fail_after(90):
+        async with mcp.Client(reference_server(), mode="legacy") as client:
+            recorded = recorded_from(await observe(client))
+        async with trio.open_nursery() as nursery:
+            live_serving = await nursery.start(
+                lambda task_status: serve_http(reference_server(), task_status=task_status)
+            )
+            live = await run_node_script(
+                NODE_DIR / "surface.mjs", live_serving.url, json.dumps(plan)
+            )
+            await live_serving.stop()
+            server = RecordedMCPServer(decode_universe(json.dumps(recorded)))
+            url = await server.start(nursery)
+            replayed = await run_node_script(NODE_DIR / "surface.mjs", url, json.dumps(plan))
+            await server.stop()
+    assert "fatal" not in live, live
+    assert live["serverVersion"]["title"] == "Everything (reference)"
+    assert live["tools"][0]["annotations"]["readOnlyHint"] is True
+    assert live["logging"] == {} and live["subscribe"] == {}
+    assert replayed == live
+    assert all(call.divergence is None for call in server.call_log())

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import trio
 
-from tests.mcp.fast_path_cases import CALLS, UNIVERSE, call, synthesize
+from tests.mcp.fast_path_cases import CALLS, UNIVERSE, call, synthesize, with_surface
 from tests.mcp.stdio_session import (
     ANSWERING,
     INITIALIZE,
@@ -141,17 +141,24 @@ def universe(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture(params=["tools", "surface"])
+def world(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
+    """The cases' universe as it is, and with a recorded server identity and rich tools."""
+    path = tmp_path / "world.universe.json"
+    path.write_text(json.dumps(UNIVERSE if request.param == "tools" else with_surface(UNIVERSE)))
+    return path
+
+
 @pytest.mark.parametrize("answering", ANSWERING)
 @pytest.mark.parametrize("era", ["legacy", "modern"])
-async def test_stdio_fast_path_answers_like_the_sdk(
-    universe: Path, era: str, answering: str
-) -> None:
+async def test_stdio_fast_path_answers_like_the_sdk(world: Path, era: str, answering: str) -> None:
     """Byte for byte the SDK's response to every line, the same call log, and the SDK session
-    never sees a plain call: hits, misses under every policy, every result mapping, errors."""
+    never sees a plain call: hits, misses under every policy, every result mapping, errors; also
+    with a recorded server identity (the 2026-07-28 stamp, `initialize`) and rich tools."""
     runs = {}
     with trio.fail_after(30):
         for fast in (True, False):
-            server = recorded_server(universe)
+            server = recorded_server(world)
             async with stdio_session(server, fast=fast, answering=answering) as client:
                 replies = await run_script(client, script(era))
             runs[fast] = (replies, server.call_log(), client.sdk_saw)

@@ -12,11 +12,14 @@ Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp`
 | `server_started` | info | `url` (null for `wt serve --stdio`) |
 | `server_stopped` | info | `calls` |
 | `server_failed` | error | `error` |
-| `tool_call` | info | `tool`, `args`, `tier`, `recording`, `is_error`, `duration_ms` |
-| `universe_divergence` | warning | `tool`, `args`, `reason`, `policy`, `nearest` |
+| `tool_call` | info | `tool`, `args`, `tier`, `recording`, `is_error`, `duration_ms`, `method`° |
+| `universe_divergence` | warning | `tool`, `args`, `reason`, `policy`, `nearest`, `method`° |
 | `server_fault` | error | `tool`, `error` |
 | `events_dropped` | warning | `dropped` (lines a slow reader missed: feed, stderr); no `seq` |
 | `feed_subscribed` | info | `buffer`; sent only to the new subscriber, without `seq` |
+
+° `method` only for a request other than `tools/call` (`resources/read`, `prompts/get`,
+`completion/complete`), whose target (URI, prompt) is in `tool`.
 """
 
 from __future__ import annotations
@@ -114,6 +117,8 @@ def call_events(
                 recording=match["index"] if match else None,
                 is_error=call.is_error,
                 duration_ms=round(call.duration_ms, 3),
+                # A request other than tools/call names its method (`tool` is its target).
+                **({} if call.method == "tools/call" else {"method": call.method}),
             )
         )
     divergence = call.divergence

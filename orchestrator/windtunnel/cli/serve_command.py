@@ -45,4 +45,10 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="answer every request through the MCP SDK, plain tools/call included (the same "
         "bytes, more CPU per call): rules the fast path out when chasing a bug",
     )
+    parser.add_argument(
+        "--own-identity",
+        action="store_true",
+        help="present Wind Tunnel's own serverInfo and capabilities and no instructions, not "
+        "the recorded server's",
+    )
     parser.set_defaults(func=run_later("serve_main", "run_serve"))

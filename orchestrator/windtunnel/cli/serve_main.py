@@ -82,7 +82,13 @@ def run_serve(args: argparse.Namespace) -> int:
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=style, stream=PipeTextStream(stderr))
         servers = {
-            name: RecordedMCPServer(path, name=name, synthesize=hook, fast_path=args.fast_path)
+            name: RecordedMCPServer(
+                path,
+                name=name,
+                synthesize=hook,
+                fast_path=args.fast_path,
+                own_identity=args.own_identity,
+            )
             for name, path in pairs
         }
         # From here a stop signal stops serving and the teardown (the last events, the stderr

@@ -9,8 +9,9 @@ from typing import Any
 import msgspec
 
 from ..errors import ConfigError, UniverseError
-from ..explain import explain_call, render_explanation
+from ..explain import explain_call, explain_request, render_explanation
 from ..importing.secrets import scan_secrets
+from ..surface_matching import REQUEST_METHODS
 from ..terminal_text import escape_terminal
 from ..universe import load_universe
 from .commands import command_help
@@ -53,6 +54,14 @@ def run_validate(args: argparse.Namespace) -> int:
         ):
             looks = KIND_TEXT.get(kind, kind)
             print(say(f"{file}: warning: {path} looks like {looks}; redact it"))
+        with_messages = sum(1 for r in universe.recordings if r.server_messages)
+        if with_messages:
+            print(
+                say(
+                    f"{file}: note: {with_messages} recording(s) hold server messages, which "
+                    "are exchanged with the client again over stdio only"
+                )
+            )
         needs_hook = universe.uses_synthesize()
         if needs_hook:
             print(
@@ -67,9 +76,33 @@ def run_validate(args: argparse.Namespace) -> int:
 def register_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("explain", help=command_help("explain"))
     parser.add_argument("file", metavar="FILE")
-    parser.add_argument("tool", metavar="TOOL")
-    parser.add_argument("call_args", metavar="ARGS-JSON", help='e.g. \'{"query": "Bluewing"}\'')
+    parser.add_argument(
+        "tool", metavar="TOOL", help="the tool (or, with --method, the URI or prompt name)"
+    )
+    parser.add_argument(
+        "call_args",
+        metavar="ARGS-JSON",
+        nargs="?",
+        default="{}",
+        help='e.g. \'{"query": "Bluewing"}\' (default {})',
+    )
     parser.add_argument("--json", action="store_true", help="print the explanation as JSON")
+    parser.add_argument(
+        "--method",
+        choices=("tools/call", *REQUEST_METHODS),
+        default="tools/call",
+        help="explain a resources/read (TOOL is the URI), prompts/get (TOOL is the prompt, "
+        "ARGS-JSON its arguments) or completion/complete (ARGS-JSON holds ref, argument, "
+        "context) instead of a tool call",
+    )
+    parser.add_argument(
+        "--nth",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="explain the Nth of identical calls in a fresh run (a sequence-mode tool answers "
+        "each from the next recording)",
+    )
     parser.set_defaults(func=run_explain)
 
 
@@ -85,10 +118,23 @@ def _parse_args_json(text: str) -> dict[str, Any]:
     return value
 
 
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number from 1, got {text!r}")
+    return value
+
+
 def run_explain(args: argparse.Namespace) -> int:
     universe = load_universe(args.file)
     call_args = _parse_args_json(args.call_args)
-    explanation = explain_call(universe, args.tool, call_args)
+    if args.method == "tools/call":
+        explanation = explain_call(universe, args.tool, call_args, nth=args.nth)
+    else:
+        explanation = explain_request(universe, args.method, args.tool, call_args)
     # Tool names, keys and values come from the universe: escaped (the layout's own line
     # breaks kept), and the JSON form stays valid JSON.
     if args.json:

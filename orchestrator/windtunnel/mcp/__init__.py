@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from ._sdk_server import ToolSpec
+from ._surface_server import ServedSurface
 from .mock import MockMCPServer
 from .recorded import RecordedMCPServer
 from .spi import MCPServer
 
-__all__ = ["MCPServer", "MockMCPServer", "RecordedMCPServer", "ToolSpec"]
+__all__ = ["MCPServer", "MockMCPServer", "RecordedMCPServer", "ServedSurface", "ToolSpec"]

@@ -14,21 +14,28 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import mcp_types as types
 import pydantic
 from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
-from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
+from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
 from ..calls import MCPCall, is_tool_result
+from ..errors import ServerError
+from ..replay import ClientExchange
 from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP
+from ._server_messages import exchange_messages
+from ._surface_server import Request, ServedSurface, identity_kwargs, install_surface
 
 __all__ = [
     "Answer",
+    "Exchange",
+    "ExchangingAnswer",
     "SyncAnswer",
     "ToolSpec",
     "answer_call",
@@ -39,6 +46,12 @@ __all__ = [
 
 Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
 """Resolve one call and record it; the returned `MCPCall` says what to send."""
+
+Exchange = Callable[[Sequence[dict[str, Any]]], Awaitable[ClientExchange]]
+"""Send a recording's server messages on the live request; say how it went."""
+
+ExchangingAnswer = Callable[[str, dict[str, Any], Exchange], Awaitable[MCPCall]]
+"""`Answer` for a transport that can exchange server messages with the client (stdio)."""
 
 
 @dataclass(frozen=True)
@@ -58,11 +71,22 @@ logging.getLogger("mcp").addHandler(logging.NullHandler())
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """What `tools/list` offers for one tool."""
+    """What `tools/list` offers for one tool. `listing`, when given, is the whole entry as
+    listed (a universe tool's `listed()`: title, annotations, output schema, ... as recorded)."""
 
     name: str
     input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
     description: str = ""
+    listing: dict[str, Any] | None = None
+
+    def listed(self) -> dict[str, Any]:
+        if self.listing is not None:
+            return self.listing
+        tool: dict[str, Any] = {"name": self.name}
+        if self.description:
+            tool["description"] = self.description
+        tool["inputSchema"] = self.input_schema
+        return tool
 
 
 def _text(value: Any) -> dict[str, Any]:
@@ -125,14 +149,23 @@ def _checked(call: MCPCall, name: str) -> MCPCall:
     return call
 
 
-def build_sdk_server(name: str, version: str, tools: list[ToolSpec], answer: Answer) -> Server[Any]:
-    """A low-level SDK server whose only source of answers is `answer`."""
-    listed = types.ListToolsResult(
-        tools=[
-            types.Tool(name=t.name, description=t.description or None, input_schema=t.input_schema)
-            for t in tools
-        ]
-    )
+def build_sdk_server(
+    name: str,
+    version: str,
+    tools: list[ToolSpec],
+    answer: Answer,
+    surface: ServedSurface | None = None,
+    request: Request | None = None,
+    exchanging: ExchangingAnswer | None = None,
+) -> Server[Any]:
+    """A low-level SDK server whose only sources of answers are `answer` (tool calls) and
+    `request` (the other requests `surface` names: see `_surface_server`). With `exchanging`,
+    tool calls are answered by it instead of `answer`, with a way to exchange a recording's
+    server messages with the live client on the request's session (`_server_messages`)."""
+    try:
+        listed = types.ListToolsResult(tools=[types.Tool.model_validate(t.listed()) for t in tools])
+    except pydantic.ValidationError as exc:
+        raise ServerError(f"a tool is not a valid MCP Tool: {exc}") from None
     schemas = {t.name: t.input_schema for t in tools}
 
     async def on_list_tools(
@@ -143,15 +176,34 @@ def build_sdk_server(name: str, version: str, tools: list[ToolSpec], answer: Ans
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        call = await answer_call(answer, params.name, dict(params.arguments or {}))
+        answering = answer
+        if exchanging is not None:
+            exchange = partial(exchange_messages, ctx)
+            answering = partial(_exchanging_answer, exchanging, exchange)
+        call = await answer_call(answering, params.name, dict(params.arguments or {}))
         return to_call_tool_result(call)
 
     lookup: dict[str, Any] = (
         {"get_tool_input_schema": schemas.get} if SERVER_TAKES_SCHEMA_LOOKUP else {}
     )
+    identity: dict[str, Any] = {"name": name, "version": version}
+    if surface is not None:
+        identity.update(identity_kwargs(surface.server))
     server: Server[Any] = Server(
-        name, version=version, on_list_tools=on_list_tools, on_call_tool=on_call_tool, **lookup
+        **identity, on_list_tools=on_list_tools, on_call_tool=on_call_tool, **lookup
     )
     # The default middleware is OpenTelemetry's; replay servers do not export spans.
     server.middleware = []
+    if surface is not None:
+        install_surface(server, surface, request or _no_requests)
     return server
+
+
+async def _exchanging_answer(
+    exchanging: ExchangingAnswer, exchange: Exchange, name: str, args: dict[str, Any]
+) -> MCPCall:
+    return await exchanging(name, args, exchange)
+
+
+async def _no_requests(method: str, target: str, args: dict[str, Any]) -> MCPCall:
+    raise MCPError(code=METHOD_NOT_FOUND, message="Method not found", data=method)

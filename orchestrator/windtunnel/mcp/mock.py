@@ -6,8 +6,12 @@
     def client_lookup(query: str, verbose: bool = False) -> dict:
         return {"name": query.title()}
 
-Serve it like any server (same SPI, same call log), run the agent once, then
-`freeze_universe(mock.call_log(), tools=mock.universe_tools(), path=...)` to commit a fixture.
+A mock can show the rest of a server's surface too: its identity and instructions
+(`MockMCPServer("crm", server_info={...}, instructions=...)`), resources with their reads
+(`add_resource`), resource templates, prompts with their gets (`add_prompt`) and completions
+(`completion`). Serve it like any server (same SPI, same call log), run the agent once, then
+`freeze_universe(mock.call_log(), tools=mock.universe_tools(), **mock.surface_parts(),
+path=...)` to commit a fixture.
 """
 
 from __future__ import annotations
@@ -24,10 +28,11 @@ import trio
 
 from ..call_log import CallListener, CallLog
 from ..calls import MCPCall
-from ..divergence import log_divergence, unknown_tool_call
+from ..divergence import log_divergence, request_divergence_call, unknown_tool_call
 from ..errors import ServerError, UnknownToolError
-from ..universe import ToolMode, UniverseTool
+from ..universe import ServerSurface, ToolMode, UniverseTool
 from ._sdk_server import ToolSpec
+from ._surface_server import ServedSurface
 from .spi import MCPServer
 
 __all__ = ["MockMCPServer", "schema_from_signature"]
@@ -76,7 +81,7 @@ def schema_from_signature(fn: Callable[..., Any]) -> dict[str, Any]:
 class _MockTool:
     fn: Callable[..., Any]
     spec: ToolSpec
-    mode: ToolMode
+    declared: UniverseTool
 
 
 class MockMCPServer(MCPServer):
@@ -87,12 +92,125 @@ class MockMCPServer(MCPServer):
     tool is a divergence, as in a recorded server.
     """
 
-    def __init__(self, name: str = "mock", *, fast_path: bool = True) -> None:
+    def __init__(
+        self,
+        name: str = "mock",
+        *,
+        fast_path: bool = True,
+        server_info: dict[str, Any] | None = None,
+        instructions: str | None = None,
+        capabilities: dict[str, Any] | None = None,
+    ) -> None:
         super().__init__()
         self.name = name
         self.fast_path = fast_path
         self._tools: dict[str, _MockTool] = {}
         self.log = CallLog()
+        self._server: ServerSurface | None = None
+        if server_info is not None or instructions is not None or capabilities is not None:
+            self._server = ServerSurface(
+                info=server_info, instructions=instructions, capabilities=capabilities
+            )
+        self._resources: list[dict[str, Any]] = []
+        self._readers: dict[str, Callable[[], dict[str, Any]]] = {}
+        self._templates: list[dict[str, Any]] = []
+        self._prompts: list[dict[str, Any]] = []
+        self._getters: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {}
+        self._completer: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+
+    # -- the surface besides tools ---------------------------------------------------------
+
+    def add_resource(
+        self, listing: dict[str, Any], read: Callable[[], dict[str, Any]] | dict[str, Any]
+    ) -> None:
+        """List a resource (`{"uri", "name", ...}` as `resources/list` shows it) and answer its
+        `resources/read` with `read()` (or `read` itself): a `ReadResourceResult` object."""
+        uri = listing["uri"]
+        if uri in self._readers:
+            raise ServerError(f"mock server {self.name!r} already has a resource {uri!r}")
+        self._resources.append(dict(listing))
+        self._readers[uri] = read if callable(read) else (lambda: read)
+
+    def add_resource_template(self, listing: dict[str, Any]) -> None:
+        """List a resource template (`{"uriTemplate", "name", ...}`)."""
+        self._templates.append(dict(listing))
+
+    def add_prompt(
+        self, listing: dict[str, Any], get: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> None:
+        """List a prompt (`{"name", "arguments": [...], ...}`) and answer `prompts/get` with
+        `get(arguments)`: a `GetPromptResult` object."""
+        name = listing["name"]
+        if name in self._getters:
+            raise ServerError(f"mock server {self.name!r} already has a prompt {name!r}")
+        self._prompts.append(dict(listing))
+        self._getters[name] = get
+
+    def completion(
+        self, fn: Callable[[dict[str, Any]], dict[str, Any]]
+    ) -> Callable[[dict[str, Any]], dict[str, Any]]:
+        """Answer `completion/complete` with `fn({"ref", "argument", "context"?})`: a
+        `CompleteResult` object (usable as a decorator)."""
+        self._completer = fn
+        return fn
+
+    def surface(self) -> ServedSurface:
+        requests = set()
+        if self._resources or self._templates:
+            requests.add("resources/read")
+        if self._prompts:
+            requests.add("prompts/get")
+        if self._completer is not None:
+            requests.add("completion/complete")
+        return ServedSurface(
+            server=self._server,
+            resources=self._resources,
+            resource_templates=self._templates,
+            prompts=self._prompts,
+            requests=frozenset(requests),
+        )
+
+    def surface_parts(self) -> dict[str, Any]:
+        """The listed surface as `freeze_universe` takes it (the reads, gets and completions
+        answered are in the call log)."""
+        return {
+            "server": self._server,
+            "resources": self._resources,
+            "resource_templates": self._templates,
+            "prompts": self._prompts,
+        }
+
+    async def answer_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        started_at, t0 = time.time(), time.perf_counter()
+        answer: Callable[[], dict[str, Any]] | None = None
+        if method == "resources/read" and target in self._readers:
+            answer = self._readers[target]
+        elif method == "prompts/get" and target in self._getters:
+            getter = self._getters[target]
+            answer = lambda: getter(dict(args))  # noqa: E731
+        elif method == "completion/complete" and self._completer is not None:
+            completer = self._completer
+            answer = lambda: completer(dict(args))  # noqa: E731
+        if answer is None:
+            call = request_divergence_call(method, target, args, upstream=self.name)
+            if self.log_events:
+                log_divergence(call, scenario=None)
+            return self._record(call, started_at, t0)
+        try:
+            result = answer()
+            call = MCPCall(
+                method=method, tool_name=target, args=args, result=result, upstream=self.name
+            )
+        except Exception as exc:  # a mock's function may fail in any way; the agent sees an error
+            call = MCPCall(
+                method=method,
+                tool_name=target,
+                args=args,
+                result={"error": type(exc).__name__, "message": str(exc)},
+                upstream=self.name,
+                is_error=True,
+            )
+        return self._record(call, started_at, t0)
 
     def tool(
         self,
@@ -101,12 +219,23 @@ class MockMCPServer(MCPServer):
         description: str | None = None,
         input_schema: dict[str, Any] | None = None,
         mode: ToolMode = "stateless",
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-        """Register a function as a tool; `mode="sequence"` for stateful tools (kept on freeze)."""
+        """Register a function as a tool; `mode="sequence"` for stateful tools (kept on freeze);
+        `title`, `annotations` and `output_schema` are listed in `tools/list`."""
 
         def register(fn: Callable[..., Any]) -> Callable[..., Any]:
             self.add_tool(
-                fn, name=name, description=description, input_schema=input_schema, mode=mode
+                fn,
+                name=name,
+                description=description,
+                input_schema=input_schema,
+                mode=mode,
+                title=title,
+                annotations=annotations,
+                output_schema=output_schema,
             )
             return fn
 
@@ -120,16 +249,24 @@ class MockMCPServer(MCPServer):
         description: str | None = None,
         input_schema: dict[str, Any] | None = None,
         mode: ToolMode = "stateless",
+        title: str | None = None,
+        annotations: dict[str, Any] | None = None,
+        output_schema: dict[str, Any] | None = None,
     ) -> None:
         tool_name = name or fn.__name__
         if tool_name in self._tools:
             raise ServerError(f"mock server {self.name!r} already has a tool named {tool_name!r}")
-        spec = ToolSpec(
+        declared = UniverseTool(
             tool_name,
             input_schema if input_schema is not None else schema_from_signature(fn),
             description if description is not None else inspect.getdoc(fn) or "",
+            mode=mode,
+            title=title,
+            annotations=annotations,
+            output_schema=output_schema,
         )
-        self._tools[tool_name] = _MockTool(fn, spec, mode)
+        spec = ToolSpec(tool_name, declared.input_schema, declared.description, declared.listed())
+        self._tools[tool_name] = _MockTool(fn, spec, declared)
 
     @property
     def listeners(self) -> list[CallListener]:
@@ -143,10 +280,7 @@ class MockMCPServer(MCPServer):
 
     def universe_tools(self) -> list[UniverseTool]:
         """The tools as universe declarations, for `freeze_universe(..., tools=...)`."""
-        return [
-            UniverseTool(t.spec.name, t.spec.input_schema, t.spec.description, mode=t.mode)
-            for t in self._tools.values()
-        ]
+        return [t.declared for t in self._tools.values()]
 
     def call_log(self) -> list[MCPCall]:
         return self.log.calls()

@@ -9,9 +9,11 @@ from typing import Any
 from ..calls import MCPCall
 from ..errors import UnknownToolError
 from ..miss_answers import SynthesizeHook
-from ..replay import CallListener, Replay
+from ..replay import CallListener, ClientExchange, Replay
+from ..surface_matching import REQUEST_METHODS
 from ..universe import Universe, load_universe
-from ._sdk_server import SyncAnswer, ToolSpec
+from ._sdk_server import Exchange, SyncAnswer, ToolSpec
+from ._surface_server import ServedSurface
 from .spi import MCPServer
 
 __all__ = ["RecordedMCPServer", "upstream_name"]
@@ -33,9 +35,13 @@ class RecordedMCPServer(MCPServer):
         name: str | None = None,
         scenario: str | None = None,
         fast_path: bool = True,
+        own_identity: bool = False,
     ) -> None:
         super().__init__()
         self.fast_path = fast_path
+        self.own_identity = own_identity
+        """Present Wind Tunnel's own `serverInfo`, capabilities and no instructions instead of
+        the recorded server's (`wt serve --own-identity`)."""
         if isinstance(path_or_universe, Universe):
             universe = path_or_universe
             default_name = "universe"
@@ -67,14 +73,57 @@ class RecordedMCPServer(MCPServer):
         thread-safe there)."""
         self.replay.listeners.append(listener)
 
+    async def answer_exchanging(
+        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+    ) -> MCPCall:
+        outcome, messages = self.replay.begin(tool_name, args)
+        exchanged = await exchange(messages) if messages else ClientExchange()
+        return self.replay.finish(tool_name, args, outcome, exchanged)
+
+    def messaging_tools(self) -> frozenset[str]:
+        return frozenset(r.tool_name for r in self.universe.recordings if r.server_messages)
+
     def ordered_tools(self) -> frozenset[str]:
         return frozenset(t.name for t in self.universe.tools if t.mode == "sequence")
 
     def tool_specs(self) -> list[ToolSpec]:
-        return [ToolSpec(t.name, t.input_schema, t.description) for t in self.universe.tools]
+        return [
+            ToolSpec(t.name, t.input_schema, t.description, t.listed()) for t in self.universe.tools
+        ]
+
+    def surface(self) -> ServedSurface:
+        universe = self.universe
+        return ServedSurface(
+            server=None if self.own_identity else universe.server,
+            resources=universe.resources,
+            resource_templates=universe.resource_templates,
+            prompts=universe.prompts,
+            requests=frozenset(
+                method
+                for method, recorded in zip(
+                    REQUEST_METHODS,
+                    (universe.resource_reads, universe.prompt_gets, universe.completions),
+                    strict=True,
+                )
+                if recorded
+            ),
+        )
 
     async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
         return self.replay.call(tool_name, args)
+
+    async def answer_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        return self.replay.request(method, target, args)
+
+    def request(self, method: str, target: str, args: dict[str, Any] | None = None) -> MCPCall:
+        """Answer a request other than `tools/call` in process, exactly as over MCP (same
+        matching, same divergence, same call-log entry): `request("resources/read", uri)`,
+        `request("prompts/get", name, arguments)`, `request("completion/complete", target,
+        {"ref": ..., "argument": ..., "context": ...})`. The call's `result` is the recorded
+        answer; a divergence is in its `divergence`."""
+        if method not in REQUEST_METHODS:
+            raise ValueError(f"{method!r} is not one of {', '.join(REQUEST_METHODS)}")
+        return self.replay.request(method, target, dict(args or {}))
 
     def sync_answer(self) -> SyncAnswer | None:
         if self.reporter is not None:

@@ -25,8 +25,9 @@ from ..errors import ServerError
 from ..fd_limit import fd_hint
 from ..trusted_hosts import AllowedNames
 from ._fast_path_stdio import StdioFastPath
-from ._sdk_server import SyncAnswer, ToolSpec, build_sdk_server
+from ._sdk_server import Exchange, SyncAnswer, ToolSpec, build_sdk_server
 from ._stdio import serve_stdio
+from ._surface_server import ServedSurface
 
 if TYPE_CHECKING:
     from ._http import HTTPServing
@@ -69,6 +70,29 @@ class MCPServer(ABC):
     def call_log(self) -> list[MCPCall]:
         """Every call so far, in arrival order."""
 
+    def surface(self) -> ServedSurface:
+        """What the server shows besides its tools: identity, resources, prompts, and the
+        requests other than `tools/call` it answers (through `answer_request`). None by default."""
+        return ServedSurface()
+
+    async def answer_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        """Resolve one request other than `tools/call` (one of `surface().requests`), record it
+        and return the recorded call (see `MCPCall` for how each method is logged)."""
+        raise ServerError(f"server {self.name!r} answers no {method} requests")
+
+    async def answer_exchanging(
+        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+    ) -> MCPCall:
+        """`answer` on a transport that can exchange messages with the client during a call
+        (stdio): a server whose answers come with recorded server messages sends them with
+        `exchange` before answering. By default there are none: `answer`."""
+        return await self.answer(tool_name, args)
+
+    def messaging_tools(self) -> frozenset[str]:
+        """Tools some of whose answers come with `server_messages`: their calls are answered
+        through the SDK session, which can send notifications, never by the fast path."""
+        return frozenset()
+
     def ordered_tools(self) -> frozenset[str]:
         """Tools whose calls must be answered in the order they were sent (their answer depends
         on the calls before: a universe's sequence-mode tools). Over stdio that order is kept
@@ -99,14 +123,40 @@ class MCPServer(ABC):
             await self.reporter(call)
         return call
 
+    async def handle_call_exchanging(
+        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+    ) -> MCPCall:
+        """`handle_call` through `answer_exchanging`."""
+        call = await self.answer_exchanging(tool_name, args, exchange)
+        if self.reporter is not None:
+            await self.reporter(call)
+        return call
+
+    async def handle_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
+        """`handle_call` for the other requests: answer, then report."""
+        call = await self.answer_request(method, target, args)
+        if self.reporter is not None:
+            await self.reporter(call)
+        return call
+
     def sync_answer(self) -> SyncAnswer | None:
         """Answers without Trio, when this server can give them (see `SyncAnswer`): the stdio
         transport then answers plain calls on its reader thread. None by default: answers that
         may await (a mock's async tool, the router's backpressure) stay on Trio."""
         return None
 
-    def sdk_server(self) -> Server[Any]:
-        return build_sdk_server(self.name, __version__, self.tool_specs(), self.handle_call)
+    def sdk_server(self, *, notify: bool = False) -> Server[Any]:
+        """The SDK server; with `notify`, calls are answered through `answer_exchanging` (a
+        transport that can carry messages during a request: stdio)."""
+        return build_sdk_server(
+            self.name,
+            __version__,
+            self.tool_specs(),
+            self.handle_call,
+            self.surface(),
+            self.handle_request,
+            self.handle_call_exchanging if notify else None,
+        )
 
     async def serve(
         self,
@@ -196,10 +246,12 @@ class MCPServer(ABC):
             await serving.stop(grace_s=grace_s)
 
     async def serve_stdio(self) -> None:
-        """Serve on stdin/stdout until stdin closes."""
-        sdk_server = self.sdk_server()
+        """Serve on stdin/stdout until stdin closes; recorded server messages are exchanged with
+        the client again (`answer_exchanging`)."""
+        sdk_server = self.sdk_server(notify=True)
         stdio_fast_path = None
         if self.fast_path:
-            tools = [spec.name for spec in self.tool_specs()]
+            messaging = self.messaging_tools()
+            tools = [spec.name for spec in self.tool_specs() if spec.name not in messaging]
             stdio_fast_path = StdioFastPath(sdk_server, tools, self.handle_call, self.sync_answer())
         await serve_stdio(sdk_server, stdio_fast_path, self.ordered_tools())

@@ -56,8 +56,12 @@ def render_json(value: Any, limit: int = _ARGS_LIMIT) -> str:
 
 
 def describe_call(number: int, call: MCPCall) -> str:
-    """`call 3 crm.client_lookup({"query":"x"})`: how reasons name a call."""
+    """`call 3 crm.client_lookup({"query":"x"})`: how reasons name a call; a request of another
+    method names it first: `call 4 crm resources/read test://a({})`."""
     tool = f"{call.upstream}.{call.tool_name}" if call.upstream else call.tool_name
+    if call.method != "tools/call":
+        where = f"{call.upstream} " if call.upstream else ""
+        tool = f"{where}{call.method} {call.tool_name}"
     return f"call {number} {tool}({render_json(call.args)})"
 
 

@@ -3,7 +3,9 @@
 Per unit and upstream (each upstream served from a universe): how many recordings the universe
 holds, how many distinct ones answered a call (`served`), the indexes of those no call used
 (`unused`), the calls made and those that matched no recording (`unmatched`, the divergences),
-and the same counts per tool. Per scenario the summary keeps the recordings that no run used
+and the same counts per tool. Requests of other methods (`resources/read`, `prompts/get`,
+`completion/complete`) count among the calls, and among `unmatched` when no recording answered
+them. Per scenario the summary keeps the recordings that no run used
 (`never_used`); an incident where skipping a step is the bug is caught by the `coverage` policy.
 """
 
@@ -47,6 +49,8 @@ class UpstreamCoverage(msgspec.Struct, kw_only=True):
 def _served_indexes(calls: Iterable[MCPCall], count: int) -> set[int]:
     served: set[int] = set()
     for call in calls:
+        if call.method != "tools/call":  # its index is into reads, prompt gets or completions
+            continue
         match = call.extra.get("match")
         index = match.get("index") if isinstance(match, dict) else None
         if isinstance(index, int) and 0 <= index < count:
