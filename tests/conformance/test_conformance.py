@@ -34,7 +34,6 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-import msgspec
 import pytest
 
 from tests.conformance.suite import (
@@ -45,7 +44,6 @@ from tests.conformance.suite import (
     score,
 )
 from tests.processes import WT
-from windtunnel.universe import Universe
 
 pytestmark = [pytest.mark.node, pytest.mark.timeout(300)]
 
@@ -61,20 +59,12 @@ LIVE_GAPS = {
 RECORD_STDIO_GAPS: dict[str, str] = {}
 """None since the HTTP front carries the agent's session through to a stdio upstream."""
 
-FORMAT_HOLDS_SURFACE = "resources" in {
-    field.encode_name for field in msgspec.structs.fields(Universe)
-}
-"""Whether the universe format of this checkout holds issue 25's surface (the serving half, done
-on its own branch): without it, what `wt record` captured beyond tools is not written, and so
-not replayed (`record/build.py` `with_additions`)."""
-
-_NO_SURFACE = "replay: the universe format of this checkout holds no server surface"
 _REPLAY_CAPABILITIES = {
     "replay: notifications sent during a call are re-sent over stdio only, not over HTTP": [
         "tools-call-with-logging",
         "tools-call-with-progress",
     ],
-    "replay: requests to the client made during a call are not re-issued": [
+    "replay: requests to the client made during a call are re-issued over stdio only, not over HTTP": [
         "tools-call-sampling",
         "tools-call-elicitation",
         "elicitation-sep1034-defaults",
@@ -82,22 +72,6 @@ _REPLAY_CAPABILITIES = {
     ],
     "replay: sessions (wt serve hands out no Mcp-Session-Id)": ["server-sse-multiple-streams"],
 }
-if not FORMAT_HOLDS_SURFACE:
-    _REPLAY_CAPABILITIES[_NO_SURFACE] = [
-        "logging-set-level",
-        "completion-complete",
-        "resources-list",
-        "resources-read-text",
-        "resources-read-binary",
-        "resources-templates-read",
-        "resources-subscribe",
-        "resources-unsubscribe",
-        "prompts-list",
-        "prompts-get-simple",
-        "prompts-get-with-args",
-        "prompts-get-embedded-resource",
-        "prompts-get-with-image",
-    ]
 REPLAY_GAPS = {
     scenario: capability
     for capability, scenarios in _REPLAY_CAPABILITIES.items()

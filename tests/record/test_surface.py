@@ -22,6 +22,7 @@ import trio
 import trio.testing
 
 from tests.conformance import reference_server
+from windtunnel.errors import UniverseError
 from windtunnel.record import RecordingProxy
 from windtunnel.record.build import Additions, Recording, with_additions
 from windtunnel.record.redact import RedactionRules
@@ -262,9 +263,9 @@ async def test_the_2026_era_identity_comes_from_server_discover() -> None:
     assert set(server["capabilities"]) == set(seen["capabilities"])
 
 
-def test_the_written_file_holds_what_the_format_holds() -> None:
-    """Additions the universe format of this checkout cannot hold are named, never written: the
-    file always loads (see `with_additions`)."""
+def test_the_additions_are_written_and_checked_by_the_loader() -> None:
+    """Additions go into the file the format's own loader reads back (an addition it refuses is
+    an error, never a file that does not load)."""
 
     universe = Universe(windtunnel_universe=1, tools=[UniverseTool(name="t")])
     additions = Additions(
@@ -272,16 +273,12 @@ def test_the_written_file_holds_what_the_format_holds() -> None:
         tools={"t": {"title": "T"}},
         server_messages=[],
     )
-    written, left_out = with_additions(universe, additions)
-    known_top = {field.encode_name for field in msgspec.structs.fields(Universe)}
-    if "server" in known_top:
-        document = msgspec.json.decode(encode_universe(written))
-        assert document["server"] == {"info": {"name": "x", "version": "1"}}
-        assert document["tools"][0]["title"] == "T"
-        assert left_out == []
-    else:
-        assert written is universe
-        assert left_out == ["$.server", "$.tools[0].title"]
+    document = msgspec.json.decode(encode_universe(with_additions(universe, additions)))
+    assert document["server"] == {"info": {"name": "x", "version": "1"}}
+    assert document["tools"][0]["title"] == "T"
+    assert with_additions(universe, Additions()) is universe
+    with pytest.raises(UniverseError, match=r"\$\.server\.info"):
+        with_additions(universe, Additions(top={"server": {"info": {"name": 1}}}))
 
 
 async def test_a_stdio_agent_in_front_of_an_http_upstream_gets_each_call_its_messages() -> None:

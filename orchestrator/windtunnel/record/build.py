@@ -8,9 +8,7 @@ order); the rest keep the first of identical calls (`freeze_universe`). Each kep
 server messages sent while it was answered; the universe also gets the server's identity,
 resources, prompts and completions (`surface_additions`). Redaction runs over everything first.
 
-The additions are written as far as the universe format of this checkout holds them
-(`with_additions`): a file `wt record` writes always loads. The rest stay in
-`Recording.additions` and in the capture log.
+The additions are put into the universe and checked by its own loader (`with_additions`).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ from ..calls import MCPCall
 from ..canonical import args_key, canonical_key, encode_json
 from ..freeze import freeze_universe
 from ..importing.secrets import scan_secrets
-from ..universe import Recording as UniverseRecording
 from ..universe import (
     Universe,
     UniverseTool,
@@ -86,9 +83,7 @@ class Recording:
     """`(json_path, kind)` for values that still look like secrets (as `wt validate` warns)."""
     redacted: dict[str, int] = field(default_factory=dict)
     additions: Additions = field(default_factory=Additions)
-    """Everything recorded beyond tools and calls, written or not (see `with_additions`)."""
-    not_written: list[str] = field(default_factory=list)
-    """JSON paths of additions the universe format of this checkout cannot hold yet."""
+    """Everything recorded beyond tools and calls (see `with_additions`)."""
 
 
 def detect_modes(calls: Sequence[MCPCall]) -> dict[str, str]:
@@ -186,41 +181,20 @@ def surface_additions(
     return Additions(top=top, tools=tools, server_messages=messages)
 
 
-def _names(struct: type[msgspec.Struct]) -> frozenset[str]:
-    return frozenset(info.encode_name for info in msgspec.structs.fields(struct))
-
-
-def with_additions(universe: Universe, additions: Additions) -> tuple[Universe, list[str]]:
-    """The universe with every addition its format holds, decoded (and so validated) by the
-    format's own loader; and the JSON paths of the additions it cannot hold yet."""
+def with_additions(universe: Universe, additions: Additions) -> Universe:
+    """The universe with the additions, decoded (and so validated) by the format's own loader:
+    a file `wt record` writes always loads."""
+    if not (additions.top or additions.tools or any(additions.server_messages)):
+        return universe
     document = msgspec.json.decode(encode_universe(universe))
-    written: list[str] = []
-    left_out: list[str] = []
-
-    def put(target: dict[str, Any], key: str, value: Any, names: frozenset[str], at: str) -> None:
-        if key in names:
-            target[key] = value
-            written.append(at)
-        else:
-            left_out.append(at)
-
-    top_names, tool_names = _names(Universe), _names(UniverseTool)
-    for key, value in additions.top.items():
-        put(document, key, value, top_names, f"$.{key}")
-    for index, tool in enumerate(document["tools"]):
-        for key, value in additions.tools.get(tool["name"], {}).items():
-            put(tool, key, value, tool_names, f"$.tools[{index}].{key}")
-    recording_names = _names(UniverseRecording)
+    document.update(additions.top)
+    for tool in document["tools"]:
+        tool.update(additions.tools.get(tool["name"], {}))
     recordings = document.get("recordings", [])
-    for index, (recording, messages) in enumerate(
-        zip(recordings, additions.server_messages, strict=True)
-    ):
+    for recording, messages in zip(recordings, additions.server_messages, strict=True):
         if messages:
-            at = f"$.recordings[{index}].{SERVER_MESSAGES}"
-            put(recording, SERVER_MESSAGES, messages, recording_names, at)
-    if not written:
-        return universe, left_out
-    return decode_universe(msgspec.json.encode(document), file="<recording>"), left_out
+            recording[SERVER_MESSAGES] = messages
+    return decode_universe(msgspec.json.encode(document), file="<recording>")
 
 
 def redacted_calls(tap: SessionTap, redactor: Redactor) -> list[MCPCall]:
@@ -315,7 +289,7 @@ class RecordingBuilder:
         universe = freeze_universe(calls, tools=tools, path=None, meta=meta)
         modes = {tool.name: tool.mode for tool in tools}
         additions = surface_additions(tap.surface, listed, kept_calls(calls, modes), redactor)
-        universe, not_written = with_additions(universe, additions)
+        universe = with_additions(universe, additions)
         secrets = (
             scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings")
             if find_secrets
@@ -328,5 +302,4 @@ class RecordingBuilder:
             secrets_left=secrets,
             redacted=redactor.summary(),
             additions=additions,
-            not_written=not_written,
         )
