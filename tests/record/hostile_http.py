@@ -53,11 +53,14 @@ class Hostile:
     def __init__(self, app: App) -> None:
         self.app = app
         self.comments_sent = 0
+        self.query_strings: list[bytes] = []
+        """The query of every POST that reached the upstream, in order."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
             await self.app(scope, receive, send)
             return
+        self.query_strings.append(scope["query_string"])
         body, more = b"", True
         while more:
             message = await receive()

@@ -183,3 +183,19 @@ async def test_an_error_body_is_redacted_before_it_is_printed(tmp_path: Path) ->
     assert "upstream key [REDACTED:1] was refused" in report
     for text in (report, out.read_text(), log.read_text()):
         assert LEAKED not in text
+
+
+async def test_the_agents_query_is_added_to_the_upstreams_own() -> None:
+    """An upstream URL with a query of its own (a token) and an agent posting with one: the
+    upstream gets both, joined with `&` (before: `?token=T?agent=1`, a token the upstream
+    could not read)."""
+    with trio.fail_after(25):
+        async with trio.open_nursery() as nursery, hostile_http_upstream() as (url, hostile):
+            proxy = RecordingProxy(url + "?token=T", name="hostile")
+            proxy_url = await proxy.start(nursery)
+            async with mcp.Client(proxy_url + "?agent=1", mode="legacy") as client:
+                pin = await client.call_tool("pin", {})
+            await proxy.stop()
+    assert pin.structured_content == {"pin": 482193, "card": "visa"}
+    assert hostile.query_strings
+    assert set(hostile.query_strings) == {b"token=T&agent=1"}

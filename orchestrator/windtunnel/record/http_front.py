@@ -43,7 +43,7 @@ from .routing import ServerMessageRouter
 from .sse import SSEDataReader
 from .tap import SessionTap, decode_messages
 
-__all__ = ["LinkApp", "ReverseProxyApp"]
+__all__ = ["LinkApp", "ReverseProxyApp", "with_query"]
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -201,9 +201,7 @@ class ReverseProxyApp:
         headers.append(("accept-encoding", "identity"))
         # A GET is a long-lived event stream: the timeout bounds connecting, not waiting.
         read = self.timeout_s if scope["method"] != "GET" else None
-        url = self.upstream_url + (
-            f"?{scope['query_string'].decode()}" if scope["query_string"] else ""
-        )
+        url = with_query(self.upstream_url, scope["query_string"].decode("latin-1"))
         request = client.build_request(
             scope["method"],
             url,
@@ -513,3 +511,13 @@ class LinkApp:
             await agent.send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self._stream_open = False
+
+
+def with_query(url: str, query: str) -> str:
+    """`url` with the agent's query added to its own (an upstream URL may carry one, such as a
+    token: the agent's is appended with `&`, never a second `?`)."""
+    if not query:
+        return url
+    base, hash_, fragment = url.partition("#")
+    joined = f"{base}&{query}" if "?" in base else f"{base}?{query}"
+    return joined + hash_ + fragment
