@@ -75,5 +75,13 @@ def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         help="where -j shards run: local worker processes (default) or Ray tasks",
     )
     group.add_argument(
-        "--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)"
+        "--ray-address",
+        metavar="ADDR",
+        help="Ray cluster to join: HOST:PORT or ray://HOST:10001 (default: RAY_ADDRESS, "
+        "else a local instance)",
+    )
+    group.add_argument(
+        "--ray-working-dir",
+        metavar="DIR",
+        help="the tree shipped to every Ray task (default: the pack file's directory)",
     )
