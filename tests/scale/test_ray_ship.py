@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+import socket
 import zipfile
 from io import BytesIO
 from pathlib import Path
@@ -147,3 +148,61 @@ def test_ray_working_dir_needs_the_ray_executor(
     pack_file = scripted_pack(tmp_path, 1)
     assert main(["run", str(pack_file), "--ray-working-dir", str(tmp_path)]) == 2
     assert capsys.readouterr().err == "wt: error: --ray-working-dir needs --executor ray\n"
+
+
+_PYTHON_PACK = """
+from pathlib import Path
+
+from windtunnel.runner.scenario import PlanStep, Scenario, ScenarioPack
+
+HERE = Path(__file__).parent
+pack = ScenarioPack(
+    "py-pack",
+    [
+        Scenario(
+            name="lookup",
+            task="look up a client",
+            upstreams={"crm": HERE / "universes" / "crm.universe.json"},
+            plan=[PlanStep(tool="client_lookup", args={"query": "Bluewing Logistics"})],
+        )
+    ],
+)
+"""
+
+
+def test_a_python_pack_is_imported_from_the_shipped_tree(tmp_path: Path) -> None:
+    """A `file.py:attr` pack ships its directory (`--ray-working-dir`) and, unpacked, names the
+    universes of the unpacked tree; one naming a universe outside the tree is refused."""
+    tree = tmp_path / "tree"
+    (tree / "universes").mkdir(parents=True)
+    (tree / "universes" / "crm.universe.json").write_bytes(CRM.read_bytes())
+    (tree / "packs.py").write_text(_PYTHON_PACK)
+    spec = f"{tree / 'packs.py'}:pack"
+    shipment = ship_pack(spec, load_pack(spec), working_dir=str(tree), run_dir=tmp_path / "r")
+    assert shipment.pack == ShippedPack(pack="packs.py:pack", toml=False)
+    there = tmp_path / "worker"
+    unpack(shipment.archive, there)
+    pack = load_shipped(shipment.pack, there)
+    assert pack.scenarios[0].upstreams == {"crm": there / "universes" / "crm.universe.json"}
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    with pytest.raises(ConfigError, match=r"upstream 'crm': .* is outside the tree shipped"):
+        ship_pack(spec, load_pack(spec), working_dir=str(elsewhere), run_dir=tmp_path / "r")
+
+
+def test_a_cluster_that_cannot_be_joined_is_one_error_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A Ray Client address nobody answers (or, without `ray[client]`, any) is exit 2 and one
+    line naming the address, after the tree was shipped and before any shard directory."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        address = f"ray://127.0.0.1:{probe.getsockname()[1]}"
+    pack_file = scripted_pack(tmp_path, 1)
+    run = tmp_path / "r"
+    argv = ["run", str(pack_file), "--executor", "ray", "--ray-address", address]
+    assert main([*argv, "-o", str(run)]) == 2
+    [message] = capsys.readouterr().err.splitlines()
+    assert message.startswith(f"wt: error: cannot join the Ray cluster at {address}: ")
+    assert not run.exists()
