@@ -206,3 +206,16 @@ def test_a_cluster_that_cannot_be_joined_is_one_error_line(
     [message] = capsys.readouterr().err.splitlines()
     assert message.startswith(f"wt: error: cannot join the Ray cluster at {address}: ")
     assert not run.exists()
+
+
+def test_ray_address_set_to_the_dashboard_is_refused_the_same_way(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`RAY_ADDRESS=http://...` (set for `ray job submit`) is named as the variable it came from."""
+    monkeypatch.setenv("RAY_ADDRESS", "http://127.0.0.1:8265")
+    pack_file = scripted_pack(tmp_path, 1)
+    assert main(["run", str(pack_file), "--executor", "ray", "-o", str(tmp_path / "r")]) == 2
+    [message] = capsys.readouterr().err.splitlines()
+    assert message.startswith(
+        "wt: error: at RAY_ADDRESS: http://127.0.0.1:8265 is a Ray dashboard (Jobs API) address"
+    )

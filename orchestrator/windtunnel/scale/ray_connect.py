@@ -23,9 +23,9 @@ _SCHEMES = ("ray",)
 _DASHBOARD_SCHEMES = ("http", "https")
 
 
-def check_address(address: str | None) -> str | None:
+def check_address(address: str | None, where: str = "--ray-address") -> str | None:
     """`address` if a driver can join a cluster through it; else a `ConfigError` saying what to
-    use instead."""
+    use instead (`where` names the option or variable it came from)."""
     if address is None:
         return None
     scheme, sep, _ = address.partition("://")
@@ -37,12 +37,12 @@ def check_address(address: str | None) -> str | None:
             f"submit --address {address} --working-dir . -- wt run PACK --executor ray -o DIR "
             "(Ray gives the job its cluster), or give the cluster's address: HOST:6379 from a "
             "node of the cluster, ray://HOST:10001 (Ray Client) from outside it",
-            path="--ray-address",
+            path=where,
         )
     if sep and scheme not in _SCHEMES:
         raise ConfigError(
             f"{address}: unknown scheme {scheme!r}; expected HOST:PORT, ray://HOST:PORT or auto",
-            path="--ray-address",
+            path=where,
         )
     return address
 
@@ -53,6 +53,9 @@ def connect(ray: Any, address: str | None) -> bool:
     failure is one `ConfigError` line naming where it tried."""
     if ray.is_initialized():
         return False
+    if address is None:
+        # `RAY_ADDRESS` set to the dashboard for `ray job submit` is a common mix-up.
+        check_address(os.environ.get("RAY_ADDRESS"), "RAY_ADDRESS")
     address = check_address(address)
     client = address is not None and address.lower().startswith("ray://")
     options: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.WARNING}

@@ -102,7 +102,8 @@ def _is_venv(directory: Path) -> bool:
 def _walk(root: Path, skipped: set[Path]) -> Iterator[Path]:
     """Regular files under `root`, sorted, never through a link, skipping `skipped` and the
     directories no shard needs (venvs, `.git`, caches)."""
-    entries = sorted(os.scandir(root), key=lambda entry: entry.name)
+    with os.scandir(root) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
     for entry in entries:
         path = Path(entry.path)
         if entry.is_symlink():
