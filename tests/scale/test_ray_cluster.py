@@ -5,6 +5,7 @@ starts it once for this module; every process it starts is killed at the end).""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -18,7 +19,10 @@ from tests.scale.ray_cluster import CHECKOUT, TwoNodeCluster, two_node_cluster
 from tests.scale.test_parallel import verdicts
 from windtunnel.cli.main import main
 
-pytestmark = pytest.mark.skipif(shutil.which("unshare") is None, reason="needs unshare(1)")
+pytestmark = pytest.mark.skipif(
+    shutil.which("unshare") is None or os.geteuid() != 0,
+    reason="hiding the checkout from a Ray node needs unshare(1) and root (mount namespaces)",
+)
 
 _PROBE = """
 import json, os, sys
