@@ -13,7 +13,8 @@
   so nothing is shared with anybody else's Ray.
 - Each node runs as PID 1's child in a PID namespace of its own (`unshare --pid --fork
   --kill-child`): killing the one `unshare` process we started ends every process of that node
-  (`ray stop` would stop every Ray on the machine, others' too).
+  (`ray stop` would stop every Ray on the machine, others' too); `setpriv --pdeathsig KILL`
+  does the same if the test process itself is killed.
 """
 
 from __future__ import annotations
@@ -146,7 +147,9 @@ def two_node_cluster(*, start_timeout_s: float = 240.0) -> Iterator[TwoNodeClust
     port = _free_port()
     ray = str(Path(sys.executable).parent / "ray")
     common = ["--node-ip-address", "127.0.0.1", "--disable-usage-stats", "--block"]
-    pid_namespace = ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
+    # `setpriv --pdeathsig`: should this test process die unannounced, its nodes go with it.
+    pid_namespace = ["setpriv", "--pdeathsig", "KILL", "--"]
+    pid_namespace += ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
     head_start = [ray, "start", "--head", "--port", str(port), "--num-cpus", "0"]
     head_start += ["--include-dashboard", "false", "--temp-dir", str(base / "h"), *common]
     worker_start = [ray, "start", "--address", f"127.0.0.1:{port}", "--num-cpus", "2"]

@@ -20,8 +20,8 @@ from tests.scale.test_parallel import verdicts
 from windtunnel.cli.main import main
 
 pytestmark = pytest.mark.skipif(
-    shutil.which("unshare") is None or os.geteuid() != 0,
-    reason="hiding the checkout from a Ray node needs unshare(1) and root (mount namespaces)",
+    not (shutil.which("unshare") and shutil.which("setpriv")) or os.geteuid() != 0,
+    reason="hiding the checkout from a Ray node needs unshare(1), setpriv(1) and root",
 )
 
 _PROBE = """
