@@ -15,9 +15,10 @@ from typing import Any
 import mcp
 import pytest
 import trio
+from google.protobuf import json_format
 from opentelemetry import trace
 from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
-from opentelemetry.proto.trace.v1.trace_pb2 import Span
+from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, ScopeSpans, Span, TracesData
 from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from tests.processes import WT, read_until
@@ -246,3 +247,65 @@ def test_otel_without_its_packages_is_one_clear_error() -> None:
     assert done.returncode == 2
     assert "pip install 'windtunnel[otel]'" in done.stderr
     assert done.stderr.count("\n") == 1
+
+
+RERUN_PACK = """\
+[pack]
+name = "rerun"
+timeout_s = 60
+
+[agent]
+kind = "command"
+command = ["{{python}}", "{agent}", "--mcp-config", "{{mcp_config}}"]
+task_via = "stdin"
+
+[[scenario]]
+name = "ticket-history"
+task = "How many support tickets has Bluewing Logistics opened?"
+upstreams = {{ crm = "{crm}", tickets = "{tickets}" }}
+
+[[scenario.policies]]
+kind = "no_divergence"
+"""
+
+
+@pytest.mark.timeout(300)
+def test_an_exported_run_imports_into_a_universe_that_replays_it(tmp_path: Path) -> None:
+    """Round trip: a unit's exported trace (with content capture) goes through `wt import`, and
+    the same agent rerun against the imported universes makes the same calls, gets the same
+    answers (none diverges) and gives the same answer."""
+    first = tmp_path / "first"
+    with oteltap_receiver() as received:
+        done = run_wt(
+            "run", str(DEMO / "pack.toml"), "-o", str(first), "--scenario", "ticket-history",
+            "--otel", received.endpoint, "--otel-capture-content",
+            env={},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        (original,) = run_dir_traces(first)
+        received.wait_for(lambda r: len(r.spans) == 1 + len(original["mcp_calls"]))
+    exported = TracesData(
+        resource_spans=[ResourceSpans(scope_spans=[ScopeSpans(spans=received.spans)])]
+    )
+    trace_file = tmp_path / "exported.otlp.json"
+    trace_file.write_text(json_format.MessageToJson(exported))
+    imported = tmp_path / "imported"
+    done = run_wt("import", str(trace_file), "-o", str(imported), env={})
+    assert done.returncode == 0, done.stderr
+    pack = tmp_path / "rerun.toml"
+    pack.write_text(
+        RERUN_PACK.format(
+            agent=DEMO / "agents" / "support_agent.py",
+            crm=imported / "crm.universe.json",
+            tickets=imported / "tickets.universe.json",
+        )
+    )
+    rerun_dir = tmp_path / "rerun"
+    done = run_wt("run", str(pack), "-o", str(rerun_dir), env={})
+    assert done.returncode == 0, done.stderr
+    (rerun,) = run_dir_traces(rerun_dir)
+    assert rerun["output"] == original["output"]
+    assert [(c["upstream"], c["tool_name"], c["args"]) for c in rerun["mcp_calls"]] == [
+        (c["upstream"], c["tool_name"], c["args"]) for c in original["mcp_calls"]
+    ]
+    assert all("divergence" not in c.get("extra", {}) for c in rerun["mcp_calls"])

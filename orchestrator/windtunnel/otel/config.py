@@ -82,11 +82,20 @@ def otel_config(
                 f"(http/protobuf); point it at a collector's OTLP/HTTP port (usually 4318)",
                 file="<environment>",
             )
-    for url in (traces, logs):
-        if url is not None and not url.startswith(("http://", "https://")):
-            raise ConfigError(
-                f"OTLP endpoint {url!r}: expected an http:// or https:// URL",
-                file="--otel" if endpoint is not None else "<environment>",
+    given = (
+        [("--otel", endpoint)]
+        if endpoint is not None
+        else [
+            (name, environ.get(name))
+            for name in (
+                "OTEL_EXPORTER_OTLP_ENDPOINT",
+                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+                "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
             )
+        ]
+    )
+    for name, url in given:
+        if url and not url.startswith(("http://", "https://")):
+            raise ConfigError(f"{url!r}: expected an http:// or https:// URL", file=name)
     capture = capture_content or _true(environ.get(CAPTURE_CONTENT_VARIABLE))
     return OtelConfig(traces_endpoint=traces, logs_endpoint=logs, capture_content=capture)

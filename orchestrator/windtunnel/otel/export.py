@@ -190,6 +190,11 @@ class OtlpExport:
         self._thread.start()
 
     @property
+    def queued(self) -> int:
+        """Records waiting for the export thread."""
+        return len(self._queue)
+
+    @property
     def dropped(self) -> int:
         return self.queue_dropped + self.export_failed
 
