@@ -309,3 +309,46 @@ def test_an_exported_run_imports_into_a_universe_that_replays_it(tmp_path: Path)
         (c["upstream"], c["tool_name"], c["args"]) for c in original["mcp_calls"]
     ]
     assert all("divergence" not in c.get("extra", {}) for c in rerun["mcp_calls"])
+
+
+STDIO_SESSION = [
+    {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+     "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+     "params": {"name": "client_lookup", "arguments": {"query": "Bluewing Logistics"}}},
+    {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+     "params": {"name": "client_lookup", "arguments": {"query": "Nobody"}}},
+]  # fmt: skip
+
+
+async def test_wt_serve_stdio_exports_its_calls() -> None:
+    """Over stdio too: a span per call, each its own trace, and the divergence's log record on
+    its span, all sent before the process exits once its stdin closes."""
+    with oteltap_receiver() as received, trio.fail_after(90):
+        universe = str(DEMO / "universes" / "crm.universe.json")
+        session = "".join(json.dumps(message) + "\n" for message in STDIO_SESSION)
+        done = await trio.run_process(
+            [*WT, "serve", "--stdio", "--otel", received.endpoint, universe],
+            stdin=session.encode(),
+            capture_stdout=True,
+            capture_stderr=True,
+        )
+        # Both calls were answered and logged (an answer still in flight when stdin closes
+        # may not reach stdout: the stdio transport's, not the export's).
+        logged = [json.loads(line) for line in done.stderr.splitlines() if line.startswith(b"{")]
+        assert [e["tool"] for e in logged if e["event"] == "tool_call"] == ["client_lookup"] * 2
+        # The process has exited: everything was sent.
+        await trio.to_thread.run_sync(
+            received.wait_for, lambda r: len(r.spans) == 2 and len(r.logs) == 1
+        )
+    by_tier = {attrs(s.attributes)["windtunnel.tier"]: s for s in received.spans}
+    assert sorted(by_tier) == ["exact", "miss"]
+    hit, miss = by_tier["exact"], by_tier["miss"]
+    assert hit.trace_id != miss.trace_id and not hit.parent_span_id
+    (divergence,) = received.logs
+    assert (divergence.span_id, value(divergence.body)["reason"]) == (
+        miss.span_id,
+        "no_recorded_result",
+    )
