@@ -352,3 +352,26 @@ async def test_wt_serve_stdio_exports_its_calls() -> None:
         miss.span_id,
         "no_recorded_result",
     )
+
+
+@pytest.mark.timeout(300)
+def test_local_workers_export_their_units(tmp_path: Path) -> None:
+    """`wt run -j 2 --otel URL`: each worker process exports the units it ran, so every unit of
+    the merged run arrives, with its verdict."""
+    out = tmp_path / "run"
+    with oteltap_receiver() as received:
+        done = run_wt(
+            "run", str(DEMO / "pack.toml"), "-o", str(out), "-j", "2", "--otel", received.endpoint,
+            env={},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        traces = run_dir_traces(out)
+        received.wait_for(
+            lambda r: sum(1 for s in r.spans if not s.parent_span_id) == len(traces) == 3
+        )
+    units = {
+        attrs(s.attributes)["windtunnel.unit_id"]: attrs(s.attributes)["windtunnel.status"]
+        for s in received.spans
+        if not s.parent_span_id
+    }
+    assert units == {t["unit_id"]: t["status"] for t in traces}
