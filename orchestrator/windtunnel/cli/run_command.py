@@ -6,6 +6,7 @@ import argparse
 
 from .argument_types import jobs_argument, positive_count, shard_argument
 from .commands import command_help, run_later
+from .otel_options import add_otel_options
 
 __all__ = ["register_run"]
 
@@ -46,6 +47,7 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     agent.add_argument("--agent-callable", metavar="MODULE:ATTR", help="run this Python callable")
     parser.add_argument("--feed-port", type=int, metavar="PORT", help="serve a live event feed")
+    add_otel_options(parser)
     parser.add_argument(
         "--progress", choices=["auto", "live", "plain"], default="auto", help="progress display"
     )

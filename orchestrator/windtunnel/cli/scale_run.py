@@ -58,6 +58,11 @@ def _worker_args(args: argparse.Namespace) -> list[str]:
         out += ["--agent-callable", args.agent_callable]
     if args.resume:
         out.append("--resume")
+    # Each worker exports its own units (an endpoint in the environment reaches them anyway).
+    if args.otel:
+        out += ["--otel", args.otel]
+    if args.otel_capture_content:
+        out.append("--otel-capture-content")
     return out
 
 

@@ -25,6 +25,7 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
+from .. import trace_context
 from ..calls import MCPCall, is_tool_result
 from ..errors import ServerError
 from ..replay import ClientExchange
@@ -180,7 +181,11 @@ def build_sdk_server(
         if exchanging is not None:
             exchange = partial(exchange_messages, ctx)
             answering = partial(_exchanging_answer, exchanging, exchange)
-        call = await answer_call(answering, params.name, dict(params.arguments or {}))
+        if trace_context.capturing:
+            with trace_context.carried_by(params.meta):
+                call = await answer_call(answering, params.name, dict(params.arguments or {}))
+        else:
+            call = await answer_call(answering, params.name, dict(params.arguments or {}))
         return to_call_tool_result(call)
 
     lookup: dict[str, Any] = (
