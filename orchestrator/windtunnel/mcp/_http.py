@@ -78,21 +78,29 @@ async def serve_http(
     path: str = "/mcp",
     fast_path: HTTPFastPath | None = None,
     allowed: AllowedNames = NO_EXTRA_NAMES,
+    sessions: bool = False,
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
 
     Stateless JSON mode answers both protocol eras (the `initialize` handshake, and 2026-07-28)
-    with no per-client session state. Every request, on every path and protocol, must carry a
-    `Host` and `Origin` that `TrustedHosts` allows for the bound address and port, or that
-    `allowed` adds (else 421 or 403, the SDK's answers); the SDK limits request bodies to 4 MiB
-    (HTTP 413). With `fast_path` (whose path must be `path`), HTTP/1.1 connections answer its
-    plain `tools/call`s inside the protocol, without the SDK (`_fast_path_h11`).
+    with no per-client session state. With `sessions`, the SDK's session manager serves the
+    handshake era instead: `initialize` opens a session (`Mcp-Session-Id`), later requests must
+    name it (400 without, 404 for one that ended), `DELETE` ends it, `GET` opens its standalone
+    SSE stream, and each request is answered on an SSE stream that also carries the messages the
+    server sends while answering it (notifications, requests to the client, whose answers come
+    back through the session); 2026-07-28 requests, which have no sessions, stay stateless.
+
+    Every request, on every path and protocol, must carry a `Host` and `Origin` that
+    `TrustedHosts` allows for the bound address and port, or that `allowed` adds (else 421 or
+    403, the SDK's answers); the SDK limits request bodies to 4 MiB (HTTP 413). With `fast_path`
+    (whose path must be `path`), HTTP/1.1 connections answer its plain `tools/call`s inside the
+    protocol, without the SDK (`_fast_path_h11`).
     """
     app = server.streamable_http_app(
         streamable_http_path=path,
-        stateless_http=True,
-        json_response=True,
+        stateless_http=not sessions,
+        json_response=not sessions,
         # The SDK's own Host/Origin check (on for three loopback binds only) is off: it compared
         # names with case, took an Origin on any port and refused `https`, so it refused
         # requests the fast path answered. `TrustedHostsOnly` decides alone, for every path.

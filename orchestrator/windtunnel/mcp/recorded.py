@@ -12,11 +12,14 @@ from ..miss_answers import SynthesizeHook
 from ..replay import CallListener, ClientExchange, Replay
 from ..surface_matching import REQUEST_METHODS
 from ..universe import Universe, load_universe
-from ._sdk_server import Exchange, SyncAnswer, ToolSpec
+from ._sdk_server import Exchange, SessionState, SyncAnswer, ToolSpec
 from ._surface_server import ServedSurface
 from .spi import MCPServer
 
 __all__ = ["RecordedMCPServer", "upstream_name"]
+
+_SEQUENCE = "windtunnel.sequence"
+"""Where an MCP session's state keeps its sequence position (`Replay.session_sequence_state`)."""
 
 
 def upstream_name(path: str | os.PathLike[str]) -> str:
@@ -74,9 +77,18 @@ class RecordedMCPServer(MCPServer):
         self.replay.listeners.append(listener)
 
     async def answer_exchanging(
-        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        exchange: Exchange,
+        session: SessionState | None = None,
     ) -> MCPCall:
-        outcome, messages = self.replay.begin(tool_name, args)
+        sequence = None
+        if session is not None:
+            sequence = session.get(_SEQUENCE)
+            if sequence is None:
+                sequence = session[_SEQUENCE] = self.replay.session_sequence_state()
+        outcome, messages = self.replay.begin(tool_name, args, sequence=sequence)
         exchanged = await exchange(messages) if messages else ClientExchange()
         return self.replay.finish(tool_name, args, outcome, exchanged)
 
