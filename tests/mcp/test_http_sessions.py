@@ -6,6 +6,7 @@ JSON with the fast path (the byte-for-byte tests in test_fast_path.py cover that
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -201,7 +202,8 @@ async def test_a_2026_client_over_http_gets_the_notifications_and_no_requests(
 
 async def test_each_session_has_its_own_sequence_position(tmp_path: Path) -> None:
     """Two agents sharing one server: each session gets page 1 then page 2 (neither takes the
-    other's recordings); a third call in one session is `sequence_exhausted`."""
+    other's recordings); a third call in one session is `sequence_exhausted`. A 2026-07-28
+    client has no session: it takes the server's own position, which the sessions left alone."""
     server = RecordedMCPServer(write(tmp_path, messaging_doc()))
     server.log_events = False
     with trio.fail_after(60):
@@ -218,11 +220,18 @@ async def test_each_session_has_its_own_sequence_position(tmp_path: Path) -> Non
                     (await first.call_tool("next_page", {})).structured_content,
                 ]
                 third = await first.call_tool("next_page", {})
+            async with mcp.Client(url, mode="auto") as sessionless:
+                assert sessionless.protocol_version >= "2026"
+                unsessioned = [
+                    (await sessionless.call_tool("next_page", {})).structured_content
+                    for _ in range(2)
+                ]
             await server.stop()
     assert pages == [{"page": 1}, {"page": 1}, {"page": 2}, {"page": 2}]
     assert third.is_error is True
+    assert unsessioned == [{"page": 1}, {"page": 2}]
     reasons = [c.divergence["reason"] if c.divergence else None for c in server.call_log()]
-    assert reasons == [None, None, None, None, "sequence_exhausted"]
+    assert reasons == [None, None, None, None, "sequence_exhausted", None, None]
     assert [c.extra.get("match", {}).get("index") for c in server.call_log()[:4]] == [
         2,
         2,
@@ -282,9 +291,10 @@ def sse_messages(body: str) -> list[dict[str, Any]]:
 
 async def test_the_session_on_the_wire(tmp_path: Path) -> None:
     """The SDK's session rules, served by `wt serve`: `initialize` answers with an
-    `Mcp-Session-Id` on an SSE stream; a request without it is 400, with an unknown one 404; a
-    GET with it opens the standalone SSE stream; DELETE ends the session, after which its id is
-    404; a plain call in a session is answered on an SSE stream."""
+    `Mcp-Session-Id` on an SSE stream; a plain call in the session is answered on an SSE stream;
+    one naming an unknown session is 404; a GET with it opens the standalone SSE stream; DELETE
+    ends the session, after which its id is 404. A call that names no session is answered
+    statelessly, in JSON, as by a server without sessions."""
     server = RecordedMCPServer(write(tmp_path, messaging_doc()))
     server.log_events = False
     call = {
@@ -326,7 +336,9 @@ async def test_the_session_on_the_wire(tmp_path: Path) -> None:
     assert len(session) == 32
     [initialized] = sse_messages(opened.text)
     assert initialized["result"]["serverInfo"]["name"] == "everything-ref"
-    assert (without.status_code, unknown.status_code) == (400, 404)
+    assert (without.status_code, without.headers["content-type"]) == (200, "application/json")
+    assert without.json()["result"]["structuredContent"] == {"sum": 3}
+    assert unknown.status_code == 404
     assert answered.headers["content-type"].startswith("text/event-stream")
     assert sse_messages(answered.text) == [
         {
@@ -380,3 +392,30 @@ async def test_typescript_client_gets_the_recorded_messages_over_http(
         assert answer["structuredContent"]["reason"] == "client_answer_differs"
         assert call.divergence is not None
         assert call.divergence["client"]["answered_now"] == {"result": {"action": "decline"}}
+
+
+async def test_stop_ends_a_session_whose_get_stream_is_open(tmp_path: Path) -> None:
+    """A client holding its standalone GET stream open does not keep a stopping server up: the
+    stream ends and `stop` returns within its grace period."""
+    server = RecordedMCPServer(write(tmp_path, messaging_doc()))
+    server.log_events = False
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with httpx2.AsyncClient(timeout=10) as http:
+                opened = await http.post(url, json=INITIALIZE, headers=POST_HEADERS)
+                headers = {
+                    "accept": "text/event-stream",
+                    "mcp-session-id": opened.headers["mcp-session-id"],
+                    "mcp-protocol-version": "2025-11-25",
+                }
+                async with http.stream("GET", url, headers=headers) as stream:
+                    assert stream.status_code == 200
+                    started = trio.current_time()
+                    await server.stop(grace_s=2.0)
+                    stopped_after = trio.current_time() - started
+                    with contextlib.suppress(httpx2.HTTPError):  # cut, or ended: either way
+                        async for _ in stream.aiter_bytes():
+                            pass
+    assert server.started is False
+    assert stopped_after < 2.5

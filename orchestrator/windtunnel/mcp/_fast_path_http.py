@@ -49,13 +49,8 @@ class HTTPFastPath:
         tools: Collection[str],
         answer: Answer,
         server: Server[Any],
-        sessions: bool = False,
     ) -> None:
         self.path = path
-        self.sessions = sessions
-        """The server hands out sessions: a handshake-era request belongs to one, and the SDK
-        answers it (on an SSE stream, checking its `Mcp-Session-Id`); only 2026-07-28 calls,
-        which have no sessions, are answered here."""
         self.target = path.encode()
         self.body_limit = _FAST_BODY_LIMIT
         self.calls = FastPath(server, tools, answer, http=True)
@@ -70,8 +65,6 @@ class HTTPFastPath:
         if "mcp-session-id" in headers or any(k.startswith("mcp-param-") for k in headers):
             return None
         version = headers.get("mcp-protocol-version")
-        if self.sessions and version != MODERN_VERSION:
-            return None
         if version is None:
             return DEFAULT_NEGOTIATED_VERSION  # what the SDK's stateless legacy path assumes
         if version in LEGACY_VERSIONS:

@@ -53,6 +53,7 @@ class RecordedMCPServer(MCPServer):
             default_name = upstream_name(path_or_universe)
         self.name = name or default_name
         self.replay = Replay(universe, synthesize=synthesize, upstream=self.name, scenario=scenario)
+        self._sequence_tools = self.ordered_tools()
 
     def rename(self, name: str) -> None:
         self.name = name
@@ -84,7 +85,9 @@ class RecordedMCPServer(MCPServer):
         session: SessionState | None = None,
     ) -> MCPCall:
         sequence = None
-        if session is not None:
+        if session is not None and tool_name in self._sequence_tools:
+            # Made on the session's first sequence-mode call: the state is as large as the
+            # universe's recordings, and most sessions of most universes never need one.
             sequence = session.get(_SEQUENCE)
             if sequence is None:
                 sequence = session[_SEQUENCE] = self.replay.session_sequence_state()

@@ -100,11 +100,11 @@ class MCPServer(ABC):
         return frozenset()
 
     def needs_sessions(self) -> bool:
-        """Whether HTTP clients of the handshake era get an MCP session (`Mcp-Session-Id` on
-        `initialize`): when some answers come with server messages (they travel on the call's
-        SSE stream, and a request to the client needs the session to route its answer back) or
-        depend on the calls before (a sequence position belongs to the session). Otherwise the
-        server stays stateless, and plain calls keep the HTTP fast path."""
+        """Whether an HTTP client that opens an MCP session (`initialize`) gets one
+        (`Mcp-Session-Id`): when some answers come with server messages (they travel on the
+        call's SSE stream, and a request to the client needs the session to route its answer
+        back) or depend on the calls before (a sequence position belongs to the session).
+        Otherwise the server is stateless JSON only."""
         return bool(self.messaging_tools() or self.ordered_tools())
 
     def ordered_tools(self) -> frozenset[str]:
@@ -191,9 +191,10 @@ class MCPServer(ABC):
         `allowed_hosts` (`NAME`: on the bound port; `NAME:PORT`), and come from no web page or
         one of `allowed_origins` (`trusted_hosts` has the rule): else 421 or 403.
 
-        A server that `needs_sessions` hands each handshake-era client a session and answers
-        its calls through the SDK, on SSE streams that carry the recorded server messages;
-        otherwise it is stateless JSON, and plain calls take the fast path."""
+        A server that `needs_sessions` hands a session to each client that opens one
+        (`initialize`) and answers its calls through the SDK, on SSE streams that carry the
+        recorded server messages; requests outside a session are stateless JSON, and their
+        plain calls take the fast path, as on a server that needs none."""
         # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
         from ._fast_path_http import HTTPFastPath
         from ._http import bind_sockets, serve_http
@@ -209,20 +210,19 @@ class MCPServer(ABC):
                 f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
                 f"{fd_hint(exc.errno)}"
             ) from None
-        sessions = self.needs_sessions()
-        sdk_server = self.sdk_server(notify=sessions)
+        sdk_server = self.sdk_server()
+        messaging = self.messaging_tools()
+        sessions_server = self.sdk_server(notify=True) if self.needs_sessions() else None
 
         http_fast_path = None
         if self.fast_path:
             # A call whose answer comes with server messages is answered by the SDK, on a
             # stream that can carry them (as over stdio).
-            messaging = self.messaging_tools()
             http_fast_path = HTTPFastPath(
                 path="/mcp",
                 tools=[spec.name for spec in self.tool_specs() if spec.name not in messaging],
                 answer=self.handle_call,
                 server=sdk_server,
-                sessions=sessions,
             )
 
         async with trio.open_nursery() as nursery:
@@ -234,7 +234,8 @@ class MCPServer(ABC):
                     sockets=sockets,
                     fast_path=http_fast_path,
                     allowed=allowed,
-                    sessions=sessions,
+                    sessions_server=sessions_server,
+                    messaging_tools=messaging,
                     task_status=task_status,
                 )
             )
