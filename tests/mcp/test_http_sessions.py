@@ -419,3 +419,25 @@ async def test_stop_ends_a_session_whose_get_stream_is_open(tmp_path: Path) -> N
                             pass
     assert server.started is False
     assert stopped_after < 2.5
+
+
+async def test_bad_bodies_outside_a_session_get_the_stateless_answers(tmp_path: Path) -> None:
+    """The router reads a session-less POST's body to see whether it opens a session; a body
+    that is not JSON, nested past the parser's depth, or over the size limit gets what a server
+    without sessions answers (the SDK's parse error, its 413), and the server keeps serving."""
+    from windtunnel.mcp._http import MAX_REQUEST_BODY
+
+    server = RecordedMCPServer(write(tmp_path, messaging_doc()))
+    server.log_events = False
+    headers = {**POST_HEADERS, "content-type": "application/json"}
+    bodies = [b"{not json", b"[" * 100_000 + b"]" * 100_000, b"x" * (MAX_REQUEST_BODY + 1)]
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await server.start(nursery)
+            async with httpx2.AsyncClient(timeout=30) as http:
+                answers = [await http.post(url, content=body, headers=headers) for body in bodies]
+                opened = await http.post(url, json=INITIALIZE, headers=POST_HEADERS)
+            await server.stop()
+    assert [a.status_code for a in answers] == [400, 400, 413]
+    assert [a.json()["error"]["code"] for a in answers[:2]] == [-32700, -32700]
+    assert opened.status_code == 200 and "mcp-session-id" in opened.headers
