@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from tests.compat import COMPAT_UNIVERSE
-from tests.mcp.stdio_session import MODERN_META
+from tests.mcp.stdio_session import INITIALIZE, INITIALIZED, MODERN_META, encode
 from tests.processes import WT
 
 AT_ONCE = 4
@@ -80,3 +80,45 @@ async def test_every_answered_call_is_in_the_events_file_whatever_stops_the_serv
                 nursery.start_soon(batch, first)
     assert [(events, code) for events, code, _ in results] == [(CALLS, 0)] * runs
     assert not [stderr for _, _, stderr in results if b"Traceback" in stderr]
+
+
+async def _answers_after_eof(first_calls: int) -> list[object]:
+    """The ids answered when a client writes a handshake and `first_calls` calls at once and
+    closes stdin straight after, without reading: the calls reach the SDK while `initialize` is
+    pending, and stdin ends while they are being answered."""
+    calls = [
+        {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": "motd"}}
+        for n in range(first_calls)
+    ]
+    process = await trio.lowlevel.open_process(
+        [*WT, "serve", "--stdio", str(COMPAT_UNIVERSE)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+    assert process.stdin is not None and process.stdout is not None
+    await process.stdin.send_all(
+        b"".join(encode(m) + b"\n" for m in [INITIALIZE, INITIALIZED, *calls])
+    )
+    await process.stdin.aclose()
+    answered = b""
+    while chunk := await process.stdout.receive_some():
+        answered += chunk
+    assert await process.wait() == 0
+    return [json.loads(line)["id"] for line in answered.splitlines()]
+
+
+async def test_requests_in_flight_when_stdin_ends_are_answered_before_the_server_exits() -> None:
+    """MCP clients shut a stdio server down by closing its stdin, sometimes right after their
+    last request: in 8 runs, every request read before the end gets its answer (the session used
+    to close at once and cancel the calls the SDK was still answering)."""
+    runs: list[list[object]] = []
+
+    async def run() -> None:
+        runs.append(sorted(await _answers_after_eof(3), key=str))
+
+    with trio.fail_after(120):
+        async with trio.open_nursery() as nursery:
+            for _ in range(8):
+                nursery.start_soon(run)
+    assert runs == [[0, 1, 2, INITIALIZE["id"]]] * 8

@@ -60,6 +60,9 @@ _READ_SIZE = 65536
 STOP_DRAIN_S = 2.0
 """How long stopping waits for the call the reader thread is answering (its write may be stuck
 on a client that stopped reading)."""
+EOF_DRAIN_S = 5.0
+"""How long the end of stdin waits for the answers to requests already handed to the SDK (a
+server-to-client request whose client is gone never completes)."""
 
 
 class Stdout:
@@ -136,6 +139,9 @@ async def serve_fds(
     ordered = frozenset(ordered)
     unanswered: dict[types.RequestId, trio.Event] = {}
     """Ordered calls handed to the SDK, by id: set once the answer is written."""
+    in_flight: set[types.RequestId] = set()
+    """Every request handed to the SDK whose answer is not written yet."""
+    answer_written = trio.lowlevel.ParkingLot()
     read_send, read_receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_send, write_receive = anyio.create_memory_object_stream[SessionMessage](0)
     # Duplicates of our own: one a read is still blocked on when we leave is never closed, so
@@ -160,6 +166,8 @@ async def serve_fds(
                 return True
             if fast_path is not None:
                 fast_path.handed_over(message)
+            if isinstance(message, types.JSONRPCRequest):
+                in_flight.add(message.id)
             consumed = _ordered_call(message, ordered, unanswered)
             await read_send.send(SessionMessage(message))
             if consumed is not None:
@@ -173,6 +181,12 @@ async def serve_fds(
     async def read() -> None:
         async with read_send:
             await trio.to_thread.run_sync(reader.run, abandon_on_cancel=True)
+            # A client may close stdin right after its last request (MCP clients shut a server
+            # down that way): closing the session now would cancel the requests still being
+            # answered, and their answers would never be written.
+            with trio.move_on_after(EOF_DRAIN_S):
+                while in_flight:
+                    await answer_written.park()
 
     async def write() -> None:
         async with write_receive:
@@ -186,7 +200,9 @@ async def serve_fds(
                     # settled: not later, so the client's next line finds it up to date; not
                     # sooner, so no fast answer can overtake it.
                     await stdout.send(line, once_placed=partial(fast_path.sent, message))
-                if unanswered and isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
+                    in_flight.discard(message.id)  # type: ignore[arg-type]
+                    answer_written.unpark_all()
                     consumed = unanswered.pop(message.id, None)  # type: ignore[arg-type]
                     if consumed is not None:
                         consumed.set()
