@@ -1,6 +1,7 @@
 """A live upstream in two versions, for `wt verify`: the official `mcp` SDK's `MCPServer`.
 
-    python tests/verify/drifting_upstream.py v1|v2 SENT_LOG
+    python tests/verify/drifting_upstream.py v1|v2 SENT_LOG          # stdio
+    python tests/verify/drifting_upstream.py v1|v2 SENT_LOG http     # prints its URL, serves it
 
 v2 is v1 after a release that changes one thing of each kind `wt verify` classifies (listed in
 `V2_CHANGES`, which the tests assert exactly). `send_email` is a write tool (no read-only
@@ -13,6 +14,9 @@ import sys
 from pathlib import Path
 from typing import Any, TypedDict
 
+import hypercorn.config
+import hypercorn.trio
+import trio
 from mcp.server import MCPServer
 from mcp_types import ToolAnnotations
 
@@ -113,5 +117,23 @@ def build_server(version: str, sent_log: Path) -> MCPServer:
     return server
 
 
+async def serve_http(server: MCPServer) -> None:
+    """Streamable HTTP on a free loopback port; the URL is printed once it listens."""
+    config = hypercorn.config.Config()
+    config.bind = ["127.0.0.1:0"]
+    config.accesslog = None
+    config.errorlog = None
+    async with trio.open_nursery() as nursery:
+        app = server.streamable_http_app()
+        binds: list[str] = await nursery.start(
+            lambda task_status: hypercorn.trio.serve(app, config, task_status=task_status)  # type: ignore[arg-type]
+        )
+        print(binds[0] + "/mcp", flush=True)
+
+
 if __name__ == "__main__":
-    build_server(sys.argv[1], Path(sys.argv[2])).run("stdio")
+    built = build_server(sys.argv[1], Path(sys.argv[2]))
+    if sys.argv[3:] == ["http"]:
+        trio.run(serve_http, built)
+    else:
+        built.run("stdio")

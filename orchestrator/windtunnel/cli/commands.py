@@ -59,7 +59,7 @@ COMMANDS: dict[str, Command] = {
         "register_record",
     ),
     "verify": Command(
-        "check universes against their live server: surface drift, re-sent read-only calls",
+        "check universes against their live servers: surface drift and safe calls sent again",
         "verify_command",
         "register_verify",
     ),

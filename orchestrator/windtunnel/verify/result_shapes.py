@@ -194,9 +194,10 @@ def _first_difference(old: Any, new: Any, path: str) -> str | None:
                 return found
         return None if len(old) == len(new) else f"{path}[{min(len(old), len(new))}]"
     if isinstance(old, str) and isinstance(new, str) and old != new:
-        # A text block holding JSON: point into the JSON, not at the whole text.
+        # A text block holding JSON: compared as JSON (canonically: 1 is 1.0), and a
+        # difference points into it, not at the whole text.
         a, b = _json_or_text(old), _json_or_text(new)
         if not isinstance(a, str) and not isinstance(b, str):
-            return _first_difference(a, b, path) or path
+            return _first_difference(a, b, path)
         return path
     return None if canonical_key(old) == canonical_key(new) else path

@@ -10,9 +10,9 @@ Two directions, because a schema means different things on each side of a call:
   new property or a narrower type is not.
 
 The comparison walks `properties` (and `items`) recursively and reads `type`, `enum`,
-`required` and `description`; other keywords (`anyOf`, `$ref`, formats, bounds) changing is one
-informational `schema_changed` for the whole schema, since telling a narrowing from a widening
-there needs a schema solver, not a diff.
+`required`, `description` and `additionalProperties`; other keywords (`anyOf`, `$ref`, formats,
+bounds) changing is an informational `schema_changed` naming them, since telling a narrowing from
+a widening there needs a schema solver, not a diff.
 """
 
 from __future__ import annotations
@@ -27,7 +27,16 @@ __all__ = ["Direction", "compare_schemas"]
 
 Direction = Literal["input", "output"]
 
-_READ = {"type", "enum", "required", "description", "properties", "items", "title"}
+_READ = {
+    "type",
+    "enum",
+    "required",
+    "description",
+    "properties",
+    "items",
+    "title",
+    "additionalProperties",
+}
 """The keywords the walk understands; a change elsewhere is `schema_changed`."""
 
 _ANY = frozenset({"string", "number", "integer", "boolean", "object", "array", "null"})
@@ -38,12 +47,11 @@ def compare_schemas(
 ) -> list[Finding]:
     """Every change from `recorded` to `live`, classified for `direction`."""
     findings = list(_compare(recorded, live, subject, "", direction))
-    if not findings and canonical_key(recorded) != canonical_key(live):
+    changed = _changed_keywords(recorded, live)
+    if changed:
         findings.append(
             informational(
-                "schema_changed",
-                subject,
-                f"the {direction} schema changed in keywords not compared one by one",
+                "schema_changed", f"{subject}: {direction}", f"keywords changed: {changed}"
             )
         )
     return findings
@@ -59,6 +67,7 @@ def _compare(
     yield from _enums(recorded, live, at, direction)
     if where and recorded.get("description") != live.get("description"):
         yield informational("description_changed", at, "the description changed")
+    yield from _additional(recorded, live, at, direction)
     recorded_props = _properties(recorded)
     live_props = _properties(live)
     recorded_required = _required(recorded)
@@ -103,8 +112,23 @@ def _compare(
     if "items" in recorded or "items" in live:
         path = f"{where}[]" if where else "[]"
         yield from _compare(recorded.get("items"), live.get("items"), subject, path, direction)
-    if where and _other_keywords(recorded) != _other_keywords(live):
-        yield informational("schema_changed", at, "keywords not compared one by one changed")
+    changed = _changed_keywords(recorded, live)
+    if where and changed:
+        yield informational("schema_changed", at, f"keywords changed: {changed}")
+
+
+def _additional(
+    recorded: dict[str, Any], live: dict[str, Any], at: str, direction: Direction
+) -> Iterator[Finding]:
+    """`additionalProperties: false` appearing or going. Informational both ways: an agent sends
+    the parameters a tool declares, and a recorded call that sent others is re-sent and fails."""
+    before = recorded.get("additionalProperties", True) is not False
+    after = live.get("additionalProperties", True) is not False
+    if before and not after:
+        what = "parameters" if direction == "input" else "properties"
+        yield informational("additional_properties_closed", at, f"undeclared {what} refused")
+    elif after and not before:
+        yield informational("additional_properties_opened", at, "undeclared ones allowed")
 
 
 def _types(
@@ -177,5 +201,11 @@ def _required(schema: dict[str, Any]) -> set[str]:
     return {name for name in required if isinstance(name, str)}
 
 
-def _other_keywords(schema: dict[str, Any]) -> Any:
-    return canonical_key({k: v for k, v in schema.items() if k not in _READ})
+def _changed_keywords(recorded: dict[str, Any], live: dict[str, Any]) -> str:
+    """The keywords this walk does not read whose values differ, named (empty when none)."""
+    names = sorted(
+        key
+        for key in (recorded.keys() | live.keys()) - _READ
+        if canonical_key(recorded.get(key)) != canonical_key(live.get(key))
+    )
+    return ", ".join(names)
