@@ -59,6 +59,13 @@ def recorded_v1(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
+def v1_url(recorded_v1: tuple[Path, Path]) -> Iterator[str]:
+    """v1 over Streamable HTTP, one process for the module."""
+    with drifting_over_http("v1", recorded_v1[1]) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
 def v2_url(recorded_v1: tuple[Path, Path]) -> Iterator[str]:
     """v2 over Streamable HTTP, one process for the module."""
     with drifting_over_http("v2", recorded_v1[1]) as url:
@@ -122,10 +129,12 @@ def test_same_version_is_clean_against_the_recorded_upstream(
 
 
 def test_same_version_is_equal_by_value(
-    v1_universe: Path, capsys: pytest.CaptureFixture[str]
+    v1_universe: Path, v1_url: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """By value, v1 answers exactly as recorded."""
-    code, document = verify_json(capsys, str(v1_universe), "--compare", "value")
+    """By value, v1 (over HTTP this time) answers exactly as recorded."""
+    code, document = verify_json(
+        capsys, str(v1_universe), "--compare", "value", "--against", v1_url
+    )
     assert code == 0
     assert findings(document) == []
     (report,) = document["universes"]
@@ -189,7 +198,7 @@ def test_per_tool_value_comparison(
 
 
 def test_fail_on_any_fails_on_informational_drift(
-    v1_universe: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    v1_universe: Path, v1_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A universe whose only change is informational exits 0, or 1 with --fail-on any."""
     universe = json.loads(v1_universe.read_text())
@@ -197,9 +206,9 @@ def test_fail_on_any_fails_on_informational_drift(
     universe["recordings"] = [r for r in universe["recordings"] if r["tool_name"] != "lookup"]
     only_added = tmp_path / "added.universe.json"
     only_added.write_text(json.dumps(universe))
-    code, document = verify_json(capsys, str(only_added))
+    code, document = verify_json(capsys, str(only_added), "--against", v1_url)
     assert (code, findings(document)) == (0, [("informational", "tool_added", "tool lookup")])
-    code, _ = verify_json(capsys, str(only_added), "--fail-on", "any")
+    code, _ = verify_json(capsys, str(only_added), "--fail-on", "any", "--against", v1_url)
     assert code == 1
 
 
