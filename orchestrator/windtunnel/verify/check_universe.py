@@ -6,7 +6,7 @@
     verified.report.findings      # every change, breaking or informational
     write_update(verified, path)   # --update: the universe as the live server is now
 
-The session goes through a `RecordingProxy`'s link (`live_session.py`), so the live side comes
+The session goes through a `RecordingProxy`'s link (`record/live_client.py`), so the live side comes
 out as the universe `wt record` would have written for it, redacted by the same rules; the
 surface is diffed universe to universe (`surface_diff.py`), and each re-sent call is compared
 with its recording by shape or value (`result_shapes.py`).
@@ -21,11 +21,11 @@ from typing import Any
 from ..calls import MCPCall
 from ..errors import InputError
 from ..record.limits import DEFAULT_TIMEOUT_S
+from ..record.live_client import LiveClient, LiveRequestError, open_live_session
 from ..record.proxy import RecordingProxy
 from ..record.redact import RedactionRules
 from ..universe import Universe
 from .findings import CallOutcome, Finding, UniverseReport, breaking, informational
-from .live_session import LiveClient, LiveRequestError, open_live_session
 from .resend_plan import Comparison, PlannedCall, plan_resends
 from .result_shapes import result_view, shape_changes, value_difference
 from .surface_diff import diff_surface

@@ -1,7 +1,7 @@
 """The recorded surface against the live one: every change, classified (`findings.py`). Pure.
 
 Both sides are universes: the recorded file, and what the live server showed a fresh session
-(built by the same code `wt record` uses, `live_session.py`). Compared: the server's identity,
+(built by the same code `wt record` uses, `record/live_client.py`). Compared: the server's identity,
 instructions, protocol version and capabilities; every tool (presence, description, title,
 annotations, input schema, output schema: `schema_compat.py`); and the resources, resource
 templates and prompts the universe holds. A list the universe never recorded (no resources in

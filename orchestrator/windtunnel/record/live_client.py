@@ -24,9 +24,9 @@ import trio
 from .. import __version__
 from .._groups import unwrap_single_error
 from ..errors import InputError
-from ..record.link import Link, UpstreamFailure
-from ..record.proxy import RecordingProxy
-from ..record.tap import decode_messages
+from .link import Link, UpstreamFailure
+from .proxy import RecordingProxy
+from .tap import decode_messages
 
 __all__ = ["HANDSHAKE_VERSIONS", "LiveClient", "LiveRequestError", "open_live_session"]
 
