@@ -32,18 +32,26 @@ def record(
     redact: RedactionRules | None = None,
 ) -> Path:
     """Run `session` through a recording proxy in front of `upstream`; save the universe."""
+    return trio.run(lambda: record_async(upstream, session, path, name=name, redact=redact))
 
-    async def run() -> None:
-        with trio.fail_after(60):
-            async with trio.open_nursery() as nursery:
-                proxy = RecordingProxy(list(upstream), name=name, redact=redact)
-                url = await proxy.start(nursery)
-                async with mcp.Client(url, mode="legacy") as client:
-                    await session(client)
-                await proxy.stop()
-        proxy.save(path)
 
-    trio.run(run)
+async def record_async(
+    upstream: Sequence[str],
+    session: Session,
+    path: Path,
+    *,
+    name: str,
+    redact: RedactionRules | None = None,
+) -> Path:
+    """`record` from inside a Trio run."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            proxy = RecordingProxy(list(upstream), name=name, redact=redact)
+            url = await proxy.start(nursery)
+            async with mcp.Client(url, mode="legacy") as client:
+                await session(client)
+            await proxy.stop()
+    proxy.save(path)
     return path
 
 

@@ -9,7 +9,6 @@ wt verify crm.universe.json --update                 # rewrite it as the server 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from dataclasses import dataclass
 
@@ -17,8 +16,8 @@ import trio
 
 from .._groups import unwrap_single_error
 from ..errors import ConfigError
-from ..record.proxy import is_url
 from ..record.redact import RedactionRules, load_rules_file, parse_rule
+from ..record.upstream_source import is_url, recorded_name, recorded_upstream
 from ..terminal_text import escape_terminal
 from ..universe import Universe, load_universe
 from ..verify.check_universe import VerifyOptions, verify_universe
@@ -29,7 +28,7 @@ from ..verify.updating import write_update
 from .logs import configure_logging
 from .verify_command import add_verify_options
 
-__all__ = ["recorded_upstream", "run_verify"]
+__all__ = ["run_verify"]
 
 EXIT_DRIFT = 1
 
@@ -146,33 +145,4 @@ def _rules(args: argparse.Namespace) -> RedactionRules:
 def _target(file: str, against: str | list[str] | None) -> _Target:
     universe = load_universe(file)
     upstream = against if against is not None else recorded_upstream(universe, file)
-    recorded = universe.meta.get("upstream")
-    name = recorded.get("name") if isinstance(recorded, dict) else None
-    return _Target(file, universe, upstream, name if isinstance(name, str) else "upstream")
-
-
-def recorded_upstream(universe: Universe, file: str) -> str | list[str]:
-    """The upstream `wt record` wrote into `meta.upstream.source`: a URL, or a command line.
-
-    A source with a masked or redacted part (a URL's query token) cannot be reached as written:
-    the user must say where the server is."""
-    recorded = universe.meta.get("upstream")
-    source = recorded.get("source") if isinstance(recorded, dict) else None
-    if not isinstance(source, str) or not source.strip():
-        raise ConfigError(
-            "no upstream recorded (meta.upstream.source): give --against URL or -- COMMAND",
-            file=file,
-        )
-    if "[REDACTED" in source:
-        raise ConfigError(
-            "the recorded upstream has redacted parts (credentials are never written): give "
-            "--against URL or -- COMMAND",
-            file=file,
-            path="$.meta.upstream.source",
-        )
-    if is_url(source):
-        return source
-    try:
-        return shlex.split(source)
-    except ValueError as exc:
-        raise ConfigError(f"cannot read the command: {exc}", file=file) from None
+    return _Target(file, universe, upstream, recorded_name(universe) or "upstream")

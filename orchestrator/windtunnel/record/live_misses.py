@@ -39,6 +39,7 @@ from ..errors import InputError
 from ..matching import Miss
 from ..mcp._sdk_server import Exchange, SyncAnswer
 from ..mcp.recorded import RecordedMCPServer
+from ..miss_answers import SynthesizeHook
 from ..replay import ClientExchange
 from ..universe import Recording, load_universe, write_universe
 from .limits import DEFAULT_TIMEOUT_S
@@ -69,11 +70,17 @@ class LiveMissServer(RecordedMCPServer):
         timeout_s: float | None = DEFAULT_TIMEOUT_S,
         name: str | None = None,
         scenario: str | None = None,
+        synthesize: SynthesizeHook | None = None,
         fast_path: bool = True,
         own_identity: bool = False,
     ) -> None:
         super().__init__(
-            path, name=name, scenario=scenario, fast_path=fast_path, own_identity=own_identity
+            path,
+            name=name,
+            scenario=scenario,
+            synthesize=synthesize,
+            fast_path=fast_path,
+            own_identity=own_identity,
         )
         self.path = Path(path)
         self.proxy = RecordingProxy(upstream, name=self.name, redact=redact, timeout_s=timeout_s)

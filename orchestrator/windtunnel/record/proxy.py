@@ -43,12 +43,9 @@ from .saving import save_recording
 from .stdio_front import serve_link_stdio
 from .stdio_link import StdioLink
 from .tap import SessionTap
+from .upstream_source import is_url
 
 __all__ = ["RecordingProxy", "is_url"]
-
-
-def is_url(upstream: str | Sequence[str]) -> bool:
-    return isinstance(upstream, str) and upstream.startswith(("http://", "https://"))
 
 
 class RecordingProxy(MCPServer):
