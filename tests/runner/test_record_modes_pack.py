@@ -82,6 +82,8 @@ def test_once_then_all_then_new_episodes(tmp_path: Path) -> None:
 
     assert run(write_pack(tmp_path, "new_episodes", live, ["bob", "cy"]), tmp_path / "r4") == 1
     assert divergence_reasons(tmp_path / "r4") == ["recorded_live"]
+    coverage = json.loads((tmp_path / "r4" / "summary.json").read_text())["coverage"]["crm"]
+    assert (coverage["unmatched"], coverage["live"]) == (1, 1)  # counted apart from replayed
     assert [r.args for r in load_universe(universe).recordings] == [
         {"query": "bob"},
         {"query": "cy"},
