@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.compare.test_diff import write_run
 from tests.verify.recorded import (
     drifting_command,
     drifting_over_http,
@@ -267,3 +268,27 @@ def test_markdown_and_text_name_every_change(
         "breaking drift: 7 breaking, 10 informational change(s) in 1 universe(s); "
         "2 call(s) re-sent, 3 skipped"
     )
+
+
+def test_wt_diff_shows_verify_drift_in_its_markdown(
+    v1_universe: Path, v2_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`wt diff --verify REPORT`: the drift a `wt verify --format json` run found follows the
+    runs' diff, in the same markdown (subjects as code) or text."""
+    _, out, _ = verify(capsys, str(v1_universe), "--format", "json", "--against", v2_url)
+    report = tmp_path / "drift.json"
+    report.write_text(out)
+    base = write_run(tmp_path / "base", {"s": (1, 1)})
+    new = write_run(tmp_path / "new", {"s": (1, 1)})
+    argv = ["diff", str(base), str(new), "--verify", str(report)]
+    assert main([*argv, "--format", "markdown"]) == 0
+    markdown = capsys.readouterr().out
+    assert "\n### wt verify: breaking drift: 7 breaking, 10 informational change(s)" in markdown
+    assert "| breaking | tool_removed | `tool legacy_report` | " in markdown
+    assert main(argv) == 0
+    assert "  breaking      tool_removed: tool legacy_report" in capsys.readouterr().out
+    assert main([*argv, "--format", "json"]) == 2
+    assert "--verify is shown with --format text or markdown" in capsys.readouterr().err
+    report.write_text('{"universes": [{"file": 1}]}')
+    assert main([*argv, "--format", "markdown"]) == 2
+    assert f"{report}: not a wt verify JSON report" in capsys.readouterr().err

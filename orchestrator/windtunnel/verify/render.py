@@ -13,10 +13,12 @@ from collections.abc import Sequence
 import msgspec
 
 from ..compare.render_markdown import code_span
+from ..errors import InputError
+from ..input_files import read_input
 from ..terminal_text import escape_terminal
 from .findings import UniverseReport
 
-__all__ = ["render_json", "render_markdown", "render_text", "totals"]
+__all__ = ["load_reports", "render_json", "render_markdown", "render_text", "totals"]
 
 
 def totals(reports: Sequence[UniverseReport]) -> tuple[int, int]:
@@ -94,3 +96,14 @@ def render_json(reports: Sequence[UniverseReport]) -> str:
     broken, info = totals(reports)
     document = _Document(universes=list(reports), breaking=broken, informational=info)
     return msgspec.json.encode(document).decode() + "\n"
+
+
+def load_reports(path: str) -> list[UniverseReport]:
+    """The reports in a `wt verify --format json` output file (`wt diff --verify`)."""
+    data = read_input(path, what="a wt verify JSON report", error=InputError)
+    try:
+        return msgspec.json.decode(data, type=_Document).universes
+    except msgspec.ValidationError as exc:
+        raise InputError(f"not a wt verify JSON report: {exc}", file=path) from None
+    except (msgspec.DecodeError, RecursionError):
+        raise InputError("not a wt verify JSON report: invalid JSON", file=path) from None
