@@ -32,7 +32,9 @@ __all__ = ["RecordingToFile", "server_for_mode"]
 
 
 class RecordingToFile(RecordingProxy):
-    """`wt record`'s proxy for one universe file: written once serving ends, however it ends."""
+    """`wt record`'s proxy for one universe file: written once serving ends, however it ends,
+    when anything passed through it (an upstream that never started leaves the file as it was,
+    rather than replacing it with an empty recording)."""
 
     def __init__(
         self,
@@ -50,12 +52,16 @@ class RecordingToFile(RecordingProxy):
         try:
             await super().serve(**options)
         finally:
-            self.save(self.path)
+            self._save()
 
     async def serve_stdio(self) -> None:
         try:
             await super().serve_stdio()
         finally:
+            self._save()
+
+    def _save(self) -> None:
+        if self.tap.log:
             self.save(self.path)
 
 
