@@ -5,6 +5,7 @@ re-recording."""
 from __future__ import annotations
 
 import shlex
+import subprocess
 import signal
 from pathlib import Path
 
@@ -12,7 +13,7 @@ import mcp
 import pytest
 import trio
 
-from tests.processes import wt_serve
+from tests.processes import WT, wt_serve
 from tests.verify.recorded import drifting_command, record_async
 from windtunnel.universe import load_universe
 
@@ -97,3 +98,20 @@ async def test_all_records_again(tmp_path: Path) -> None:
             await calls_through(first.decode().strip(), "bob", "cy")
             await stop(process)
     assert [r.args for r in load_universe(path).recordings] == [{"query": "bob"}, {"query": "cy"}]
+
+
+def test_all_with_an_upstream_that_cannot_start_keeps_the_file(tmp_path: Path) -> None:
+    """--record-mode all, the live server missing: exit 2 naming it, the universe untouched."""
+    path = tmp_path / "u.universe.json"
+    path.write_text('{"windtunnel_universe": 1, "tools": [{"name": "lookup"}]}')
+    before = path.read_bytes()
+    gone = str(tmp_path / "no-such-server")
+    done = subprocess.run(
+        [*WT, "serve", str(path), "--record-mode", "all", "--upstream", gone],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2, done.stderr
+    assert "no-such-server" in done.stderr
+    assert path.read_bytes() == before
