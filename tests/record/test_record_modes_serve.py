@@ -5,8 +5,8 @@ re-recording."""
 from __future__ import annotations
 
 import shlex
-import subprocess
 import signal
+import subprocess
 from pathlib import Path
 
 import mcp
