@@ -125,14 +125,27 @@ class Replay:
             self.log.append(call, tell_listeners=tell_listeners)
         return call
 
+    def session_sequence_state(self) -> SequenceState:
+        """A fresh sequence position for one MCP session (Streamable HTTP with sessions): a
+        sequence-mode tool's recordings are consumed per session, so two agents sharing one
+        server do not take each other's. Where the protocol has no session (stateless HTTP,
+        2026-07-28, stdio's one connection), the server's own state is used."""
+        return SequenceState(len(self.universe.recordings))
+
     def begin(
-        self, tool_name: str, args: dict[str, Any]
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        *,
+        sequence: SequenceState | None = None,
     ) -> tuple[Hit | Miss, list[dict[str, Any]]]:
         """The first half of a call whose recorded server messages the transport exchanges with
-        the live client before answering (stdio): resolve it (a sequence-mode tool consumes its
-        recording now) and give the recording's messages; nothing is logged until `finish`."""
+        the live client before answering (stdio, HTTP sessions): resolve it (a sequence-mode
+        tool consumes its recording now, from `sequence`, the session's position, if given)
+        and give the recording's messages; nothing is logged until `finish`."""
+        state = self._state if sequence is None else sequence
         with self.log.lock:
-            outcome = self.index.resolve(tool_name, args, self._state)
+            outcome = self.index.resolve(tool_name, args, state)
         if isinstance(outcome, Hit):
             return outcome, self.universe.recordings[outcome.index].server_messages or []
         return outcome, []

@@ -8,7 +8,20 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-from . import capacity, core, fleet, lines, memory, pack, peers, record, scale, serve, startup
+from . import (
+    capacity,
+    core,
+    fleet,
+    lines,
+    memory,
+    otel,
+    pack,
+    peers,
+    record,
+    scale,
+    serve,
+    startup,
+)
 from .report import update_section, write_json
 
 __all__ = ["main"]
@@ -25,8 +38,9 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     capacity,
     record,
 )
-# Run on their own only (`all` stays under 15 minutes): `memory` takes ~20, `scale` ~10.
-SEPARATE: tuple[ModuleType, ...] = (memory, scale)
+# Run on their own only (`all` stays under 15 minutes): `memory` takes ~20, `scale` ~10; `otel`
+# measures the OpenTelemetry export's cost, reported beside that feature (docs/events.md).
+SEPARATE: tuple[ModuleType, ...] = (memory, scale, otel)
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, suppress: bool) -> None:

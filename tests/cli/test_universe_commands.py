@@ -247,5 +247,5 @@ def test_validate_notes_server_messages_replay_does_not_send(
     assert main(["validate", str(path)]) == 0
     assert capsys.readouterr().out.splitlines()[1] == (
         f"{path}: note: 1 recording(s) hold server messages, which are exchanged with the "
-        "client again over stdio only"
+        "client again (over stdio, and over HTTP in a session)"
     )

@@ -425,7 +425,9 @@ async def test_a_live_client_answering_otherwise_is_a_divergence(tmp_path: Any) 
 
 
 def test_over_http_server_messages_are_reported_unsent() -> None:
-    """Over HTTP (stateless JSON: no stream for them) none is sent, and the call says so."""
+    """Answered where no stream can carry them (in process here; so would a stateless JSON
+    server, which is why a universe with server messages is served with sessions over HTTP),
+    none is sent, and the call says so."""
     import json
 
     doc = surface_doc()

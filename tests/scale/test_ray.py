@@ -6,6 +6,7 @@ import io
 import json
 import re
 import shutil
+import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,7 +19,8 @@ from windtunnel.cli.main import main
 from windtunnel.rundir.results import read_results
 from windtunnel.runner.progress import Progress
 from windtunnel.scale.local import parse_progress_line
-from windtunnel.scale.ray_executor import RayShardOutcome, ShardJob, run_ray_shards
+from windtunnel.scale.ray_executor import ShardJob, run_ray_shards
+from windtunnel.scale.ray_ship import ShippedPack
 from windtunnel.scale.shards import ShardSpec, shard_of
 
 
@@ -87,19 +89,23 @@ def test_ray_auto_uses_the_cluster_cpus(
 
 @pytest.mark.timeout(120)
 def test_a_failing_task_is_reported_per_shard(tmp_path: Path, local_ray: None) -> None:
-    """A shard whose task raises comes back as not finished, with the task's error message."""
-    missing = tmp_path / "gone.toml"
-    job = ShardJob(pack=str(missing), shard="1/1", cwd=str(tmp_path))
+    """A shard whose task raises comes back as not finished, with the task's error message
+    (here: the shipped tree lacks the pack it names)."""
+    (tmp_path / "tree").mkdir()
+    (tmp_path / "tree" / "other.txt").write_text("not a pack")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as tree:
+        tree.write(tmp_path / "tree" / "other.txt", "other.txt")
+    job = ShardJob(pack=ShippedPack(pack="gone.toml"), shard="1/1")
     progress = Progress(io.StringIO(), live=False)
-    interrupted, outcomes = run_ray_shards([(job, tmp_path / "shard")], progress)
+    interrupted, outcomes = run_ray_shards(
+        [(job, tmp_path / "shard")], archive.getvalue(), progress
+    )
     assert interrupted is False
-    assert outcomes == [
-        RayShardOutcome(
-            ShardSpec(1, 1),
-            finished=False,
-            error=f"{missing}: no such file",
-        )
-    ]
+    [outcome] = outcomes
+    assert (outcome.spec, outcome.finished) == (ShardSpec(1, 1), False)
+    assert outcome.error is not None
+    assert re.fullmatch(r"/\S+/windtunnel-ray-\w+/tree/gone\.toml: no such file", outcome.error)
     assert not (tmp_path / "shard").exists()
 
 

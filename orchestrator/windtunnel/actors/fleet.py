@@ -17,7 +17,7 @@ from ..fd_limit import fd_hint, raise_open_file_limit
 from ..mcp.spi import MCPServer
 from ..trusted_hosts import AllowedNames
 from .router import Router, ScenarioLog
-from .sinks import LossySink, Sink
+from .sinks import LossySink, Sink, UnitSink
 from .websocket_feed import SUBSCRIBER_BUFFER, WebSocketFeed
 
 __all__ = ["Fleet", "ScenarioRun", "open_fleet", "raise_open_file_limit"]
@@ -83,6 +83,19 @@ class Fleet:
         self.feed = feed
         self.running: dict[str, ScenarioRun] = {}
         self._nursery = nursery
+
+    def traceparent(self, unit_id: str) -> str | None:
+        """The W3C trace context a unit's agent runs in, when a sink exports traces (OTLP)."""
+        for sink in self.router.sinks:
+            if isinstance(sink, UnitSink):
+                return sink.traceparent(unit_id)
+        return None
+
+    def unit_scored(self, trace: Any) -> None:
+        """Hand a scored unit (`runner.trace.Trace`) to the sinks that take units."""
+        for sink in self.router.sinks:
+            if isinstance(sink, UnitSink):
+                sink.publish_unit(trace)
 
     @asynccontextmanager
     async def scenario(

@@ -14,9 +14,10 @@ from typing import Any
 
 import trio
 
+from .. import trace_context
 from ..calls import MCPCall
 from .events import call_events, make_event
-from .sinks import Sink
+from .sinks import CallSink, Sink
 
 __all__ = ["Router", "RouterLedger", "ScenarioLog"]
 
@@ -41,6 +42,7 @@ class _Call:
     scenario: str
     upstream: str
     call: MCPCall
+    trace_parent: str | None = None
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,7 @@ class RouterLedger:
     ) -> None:
         self.pack = pack
         self.sinks: list[Sink] = list(sinks or [])
+        self.call_sinks = [sink for sink in self.sinks if isinstance(sink, CallSink)]
         self.call_events = call_events
         self.scenarios: dict[str, ScenarioLog] = {}
         self.counts: Counter[str] = Counter()
@@ -66,22 +69,40 @@ class RouterLedger:
     def log(self, unit_id: str) -> ScenarioLog:
         return self.scenarios.setdefault(unit_id, ScenarioLog())
 
-    def route_call(self, unit_id: str, scenario: str, upstream: str, call: MCPCall) -> None:
-        """Append `call` to the log of `unit_id` and publish the events it produces."""
+    def route_call(
+        self,
+        unit_id: str,
+        scenario: str,
+        upstream: str,
+        call: MCPCall,
+        trace_parent: str | None = None,
+    ) -> None:
+        """Append `call` to the log of `unit_id` and publish the events it produces (and the
+        call itself, to the sinks that take calls)."""
         log = self.log(unit_id)
         log.calls.append(call)
         fault = call.extra.get("fault")
         if fault is not None:
             log.faults.append(f"{upstream}: {fault}")
-        for event in call_events(
+        events = call_events(
             call,
             pack=self.pack,
             scenario=scenario,
             unit_id=unit_id,
             upstream=upstream,
             with_calls=self.call_events,
-        ):
+        )
+        for event in events:
             self.publish(event)
+        for sink in self.call_sinks:
+            sink.publish_call(
+                call,
+                unit_id=unit_id,
+                scenario=scenario,
+                upstream=upstream,
+                events=events,
+                trace_parent=trace_parent,
+            )
 
     def publish(self, event: dict[str, Any]) -> None:
         """Number the event and hand it to every sink (sinks never block)."""
@@ -115,7 +136,9 @@ class Router(RouterLedger):
         name = scenario if scenario is not None else unit_id
 
         async def report(call: MCPCall) -> None:
-            message = _Call(unit_id, name, upstream, call)
+            # Still in the task that answered the call: its request's `traceparent`, if any.
+            parent = trace_context.current_traceparent() if trace_context.capturing else None
+            message = _Call(unit_id, name, upstream, call, parent)
             # Queued without a scheduler pass when there is room: the answer then leaves
             # before the router handles the call, rather than after it 1 time in 2. A full
             # channel still makes the server wait (backpressure).
@@ -160,7 +183,13 @@ class Router(RouterLedger):
 
     def _handle(self, message: _Call | _Flush | dict[str, Any]) -> None:
         if isinstance(message, _Call):
-            self.route_call(message.unit_id, message.scenario, message.upstream, message.call)
+            self.route_call(
+                message.unit_id,
+                message.scenario,
+                message.upstream,
+                message.call,
+                message.trace_parent,
+            )
         elif isinstance(message, _Flush):
             message.done.set()
         else:

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from typing import Any, Protocol, TextIO, runtime_checkable
 
+from ..calls import MCPCall
 from ..line_format import LineRenderer, json_line, line_renderer
 from .events import make_event
 from .pipe_writer import PipeWriter
 
-__all__ = ["JsonLinesSink", "LossySink", "MemorySink", "PipeSink", "Sink", "drop_notice"]
+__all__ = [
+    "CallSink",
+    "JsonLinesSink",
+    "LossySink",
+    "MemorySink",
+    "PipeSink",
+    "Sink",
+    "UnitSink",
+    "drop_notice",
+]
 
 
 class Sink(Protocol):
@@ -23,6 +33,34 @@ class LossySink(Sink, Protocol):
 
     @property
     def total_dropped(self) -> int: ...
+
+
+@runtime_checkable
+class CallSink(Sink, Protocol):
+    """A sink that also takes each call itself (what its events are made of: timing, match),
+    after that call's events were published. `trace_parent` is the W3C `traceparent` the
+    request carried in `_meta`, when `trace_context` captures it."""
+
+    def publish_call(
+        self,
+        call: MCPCall,
+        *,
+        unit_id: str,
+        scenario: str,
+        upstream: str,
+        events: list[dict[str, Any]],
+        trace_parent: str | None,
+    ) -> None: ...
+
+
+@runtime_checkable
+class UnitSink(Sink, Protocol):
+    """A sink that also takes each work unit's scored trace (`runner.trace.Trace`), and can
+    name the trace context its agent should run in (`TRACEPARENT`)."""
+
+    def publish_unit(self, trace: Any) -> None: ...
+
+    def traceparent(self, unit_id: str) -> str | None: ...
 
 
 class JsonLinesSink:

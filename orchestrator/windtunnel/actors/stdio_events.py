@@ -26,12 +26,12 @@ SCENARIO = "serve"
 
 
 class StdioEvents:
-    """Events of one `wt serve --stdio` server, to `sink`: `started()`, `call` per call (any
+    """Events of one `wt serve --stdio` server, to `sinks`: `started()`, `call` per call (any
     thread), `stopped()`."""
 
-    def __init__(self, sink: Sink, *, upstream: str) -> None:
+    def __init__(self, sinks: list[Sink], *, upstream: str) -> None:
         self.upstream = upstream
-        self.ledger = RouterLedger(pack=PACK, sinks=[sink], call_events=True)
+        self.ledger = RouterLedger(pack=PACK, sinks=sinks, call_events=True)
         self._lock = threading.Lock()
 
     def _emit(self, name: str, **fields: Any) -> None:

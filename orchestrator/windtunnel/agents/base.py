@@ -30,6 +30,10 @@ class AgentContext:
     seed: int = 0
     unit_id: str = ""
     metadata: dict[str, Any] = field(default_factory=dict)
+    traceparent: str | None = None
+    """The W3C trace context of this run's span when Wind Tunnel exports OpenTelemetry: an
+    agent that starts its own spans under it puts the replay's spans in its trace (a command
+    agent gets it as `TRACEPARENT`)."""
 
     @property
     def mcp_config_path(self) -> Path:
@@ -82,4 +86,6 @@ def agent_env(ctx: AgentContext) -> dict[str, str]:
         env[env_name(upstream)] = url
     if len(ctx.servers) == 1:
         env["WT_MCP_URL"] = next(iter(ctx.servers.values()))
+    if ctx.traceparent is not None:
+        env["TRACEPARENT"] = ctx.traceparent
     return env

@@ -6,6 +6,7 @@ import argparse
 
 from .argument_types import jobs_argument, positive_count, shard_argument
 from .commands import command_help, run_later
+from .otel_options import add_otel_options
 
 __all__ = ["register_run"]
 
@@ -46,6 +47,7 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     )
     agent.add_argument("--agent-callable", metavar="MODULE:ATTR", help="run this Python callable")
     parser.add_argument("--feed-port", type=int, metavar="PORT", help="serve a live event feed")
+    add_otel_options(parser)
     parser.add_argument(
         "--progress", choices=["auto", "live", "plain"], default="auto", help="progress display"
     )
@@ -75,5 +77,13 @@ def _add_scale_arguments(parser: argparse.ArgumentParser) -> None:
         help="where -j shards run: local worker processes (default) or Ray tasks",
     )
     group.add_argument(
-        "--ray-address", metavar="ADDR", help="Ray cluster to join (default: start a local one)"
+        "--ray-address",
+        metavar="ADDR",
+        help="Ray cluster to join: HOST:PORT or ray://HOST:10001 (default: RAY_ADDRESS, "
+        "else a local instance)",
+    )
+    group.add_argument(
+        "--ray-working-dir",
+        metavar="DIR",
+        help="the tree shipped to every Ray task (default: the pack file's directory)",
     )

@@ -13,6 +13,7 @@ import trio
 
 from .._gc import tune_gc_for_serving
 from .._groups import unwrap_single_error
+from ..actors.sinks import Sink
 from ..errors import ConfigError
 from ..rundir.pack_ref import write_pack_ref
 from ..runner.agent_spec import AgentSpec
@@ -24,6 +25,7 @@ from ..runner.summary import Summary
 from ..terminal_text import escape_terminal
 from . import scale_run
 from .logs import configure_logging
+from .otel_options import open_otel_sink
 from .stderr_lines import StderrLines
 
 __all__ = ["run_run"]
@@ -81,7 +83,9 @@ def run_run(args: argparse.Namespace) -> int:
         # sight, and fewer full passes over in-flight units (A/B, 200 scenarios x 2 upstreams:
         # 82 -> 99 scenarios/s at concurrency 8, 70 -> 106 at 128).
         tune_gc_for_serving()
-        interrupted, summary = trio.run(_run, pack, options, progress)
+        with open_otel_sink(args, units=True, pack=pack.name) as otel:
+            sinks: list[Sink] = [otel] if otel is not None else []
+            interrupted, summary = trio.run(_run, pack, options, progress, sinks)
     write_pack_ref(run_dir, pack, args.pack)
     _report(summary, run_dir, interrupted, stderr)
     if interrupted:
@@ -90,7 +94,7 @@ def run_run(args: argparse.Namespace) -> int:
 
 
 async def _run(
-    pack: ScenarioPack, options: PackRunOptions, progress: Progress
+    pack: ScenarioPack, options: PackRunOptions, progress: Progress, sinks: list[Sink]
 ) -> tuple[bool, Summary]:
     stop = trio.Event()
     with (
@@ -106,7 +110,7 @@ async def _run(
 
             nursery.start_soon(stop_on_signal)
             # Stopped, run_pack still writes the summary over what finished, and returns it.
-            summary = await run_pack(pack, options, progress=progress, stop=stop)
+            summary = await run_pack(pack, options, progress=progress, stop=stop, sinks=sinks)
             nursery.cancel_scope.cancel()
     return stop.is_set(), summary
 

@@ -26,6 +26,8 @@ def wants_workers(args: argparse.Namespace) -> bool:
     """Whether this run goes to worker processes or Ray; refuses options that cannot mix."""
     if args.ray_address and args.executor != "ray":
         raise ConfigError("--ray-address needs --executor ray")
+    if args.ray_working_dir and args.executor != "ray":
+        raise ConfigError("--ray-working-dir needs --executor ray")
     jobs = local_cores() if args.jobs == "auto" else (args.jobs or 1)
     parallel = args.executor == "ray" or jobs > 1
     if args.shard is not None and (args.jobs is not None or args.executor == "ray"):
@@ -56,6 +58,11 @@ def _worker_args(args: argparse.Namespace) -> list[str]:
         out += ["--agent-callable", args.agent_callable]
     if args.resume:
         out.append("--resume")
+    # Each worker exports its own units (an endpoint in the environment reaches them anyway).
+    if args.otel:
+        out += ["--otel", args.otel]
+    if args.otel_capture_content:
+        out.append("--otel-capture-content")
     return out
 
 
@@ -69,6 +76,7 @@ def run_workers(
         executor="ray" if args.executor == "ray" else "local",
         jobs=args.jobs,
         ray_address=args.ray_address,
+        ray_working_dir=args.ray_working_dir,
         worker_args=_worker_args(args),
     )
     return run_parallel(run, pack, options, progress)

@@ -6,6 +6,7 @@ import argparse
 
 from .commands import command_help, run_later
 from .listener_options import add_allow_options
+from .otel_options import add_otel_options
 
 __all__ = ["register_serve"]
 
@@ -38,6 +39,7 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="serve a live WebSocket event feed (0: any free port); follow it with `wt watch`",
     )
     parser.add_argument("--log-format", choices=["auto", "json", "console"], default="auto")
+    add_otel_options(parser)
     parser.add_argument(
         "--no-fast-path",
         dest="fast_path",

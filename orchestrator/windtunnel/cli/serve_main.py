@@ -25,6 +25,7 @@ from ..mcp.spi import MCPServer
 from ..miss_answers import SynthesizeHook
 from ..record.modes import RecordMode, choose_record_mode
 from .logs import configure_logging, line_style
+from .otel_options import open_otel_sink
 
 __all__ = ["load_hook", "parse_upstreams", "run_serve"]
 
@@ -83,7 +84,12 @@ def run_serve(args: argparse.Namespace) -> int:
     # Events and log lines share stderr and one line style (`line_format`).
     style = line_style(args.log_format)
     render = line_renderer(style, colors=sys.stderr.isatty())
-    with _stderr_writer(render) as stderr, _event_sink(args.events, stderr, render) as sink:
+    with (
+        _stderr_writer(render) as stderr,
+        _event_sink(args.events, stderr, render) as events,
+        open_otel_sink(args, units=False, pack="serve") as otel,
+    ):
+        sinks: list[Sink] = [events] if otel is None else [events, otel]
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=style, stream=PipeTextStream(stderr))
         servers = {name: _server(name, path, mode, args, hook) for name, path in pairs}
@@ -96,9 +102,9 @@ def run_serve(args: argparse.Namespace) -> int:
         held.start()
         try:
             if args.stdio:
-                _run_stdio(next(iter(servers.values())), sink, held)
+                _run_stdio(next(iter(servers.values())), sinks, held)
             else:
-                trio.run(_serve_http, servers, args, sink, stderr, held)
+                trio.run(_serve_http, servers, args, sinks, stderr, held)
         finally:
             held.ignore()
         return 0
@@ -223,11 +229,11 @@ def _check_stdio_options(args: argparse.Namespace, pairs: list[tuple[str, str]])
         )
 
 
-def _run_stdio(server: MCPServer, sink: Sink, held: _HeldSignals) -> None:
+def _run_stdio(server: MCPServer, sinks: list[Sink], held: _HeldSignals) -> None:
     """Serve over stdio with the same events as over HTTP (there is no router: see
     `StdioEvents`)."""
     assert isinstance(server, RecordedMCPServer)  # checked in run_serve
-    events = StdioEvents(sink, upstream=server.name)
+    events = StdioEvents(sinks, upstream=server.name)
     server.log_events = False
     server.add_listener(events.call)
     tune_gc_for_serving()
@@ -261,7 +267,7 @@ async def _serve_stdio(server: MCPServer, held: _HeldSignals) -> None:
 async def _serve_http(
     servers: dict[str, MCPServer],
     args: argparse.Namespace,
-    events: Sink,
+    events: Sink | list[Sink],
     stderr: PipeWriter,
     held: _HeldSignals | None = None,
 ) -> None:
@@ -270,7 +276,7 @@ async def _serve_http(
             return  # stopped before it started
         async with open_fleet(
             pack="serve",
-            sinks=[events],
+            sinks=events if isinstance(events, list) else [events],
             host=args.host or "127.0.0.1",
             feed_port=args.feed_port,
             call_events=True,

@@ -59,7 +59,7 @@ def run_validate(args: argparse.Namespace) -> int:
             print(
                 say(
                     f"{file}: note: {with_messages} recording(s) hold server messages, which "
-                    "are exchanged with the client again over stdio only"
+                    "are exchanged with the client again (over stdio, and over HTTP in a session)"
                 )
             )
         needs_hook = universe.uses_synthesize()

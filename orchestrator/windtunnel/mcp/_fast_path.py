@@ -45,6 +45,7 @@ from mcp_types import INTERNAL_ERROR, SERVER_INFO_META_KEY
 from mcp_types import methods as sdk_methods
 from pydantic_core import to_json
 
+from .. import trace_context
 from ..calls import MCPCall
 from ..canonical import nested_deeper_than
 from ._sdk_internals import (
@@ -145,7 +146,11 @@ class FastPath:
     async def reply(self, call: PlainCall, version: str) -> Reply:
         """Answer `call` at `version`: the JSON-RPC response the SDK would write for it."""
         try:
-            answered = await answer_call(self._answer, call.name, call.args)
+            if trace_context.capturing:
+                with trace_context.carried_by(call.params.get("_meta")):
+                    answered = await answer_call(self._answer, call.name, call.args)
+            else:
+                answered = await answer_call(self._answer, call.name, call.args)
         except Exception as exc:
             return self._error_reply(call, exc, version)
         return self._reply(call, answered, version)

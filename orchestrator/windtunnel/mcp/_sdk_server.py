@@ -25,10 +25,11 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 
+from .. import trace_context
 from ..calls import MCPCall, is_tool_result
 from ..errors import ServerError
 from ..replay import ClientExchange
-from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP
+from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP, session_state
 from ._server_messages import exchange_messages
 from ._surface_server import Request, ServedSurface, identity_kwargs, install_surface
 
@@ -36,6 +37,7 @@ __all__ = [
     "Answer",
     "Exchange",
     "ExchangingAnswer",
+    "SessionState",
     "SyncAnswer",
     "ToolSpec",
     "answer_call",
@@ -50,8 +52,15 @@ Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
 Exchange = Callable[[Sequence[dict[str, Any]]], Awaitable[ClientExchange]]
 """Send a recording's server messages on the live request; say how it went."""
 
-ExchangingAnswer = Callable[[str, dict[str, Any], Exchange], Awaitable[MCPCall]]
-"""`Answer` for a transport that can exchange server messages with the client (stdio)."""
+SessionState = dict[str, Any]
+"""One MCP session's own state, kept by the SDK for as long as the session lives (a Streamable
+HTTP session's connection state); what a server keeps there (a sequence position) ends with it."""
+
+ExchangingAnswer = Callable[
+    [str, dict[str, Any], Exchange, SessionState | None], Awaitable[MCPCall]
+]
+"""`Answer` for a transport that can exchange server messages with the client (stdio, HTTP
+sessions), with the state of the call's MCP session (None where the protocol has none)."""
 
 
 @dataclass(frozen=True)
@@ -161,7 +170,8 @@ def build_sdk_server(
     """A low-level SDK server whose only sources of answers are `answer` (tool calls) and
     `request` (the other requests `surface` names: see `_surface_server`). With `exchanging`,
     tool calls are answered by it instead of `answer`, with a way to exchange a recording's
-    server messages with the live client on the request's session (`_server_messages`)."""
+    server messages with the live client on the request's session (`_server_messages`) and the
+    state of the MCP session the call belongs to."""
     try:
         listed = types.ListToolsResult(tools=[types.Tool.model_validate(t.listed()) for t in tools])
     except pydantic.ValidationError as exc:
@@ -179,8 +189,15 @@ def build_sdk_server(
         answering = answer
         if exchanging is not None:
             exchange = partial(exchange_messages, ctx)
-            answering = partial(_exchanging_answer, exchanging, exchange)
-        call = await answer_call(answering, params.name, dict(params.arguments or {}))
+            # Only a Streamable HTTP session's connection outlives its request: stateless HTTP
+            # makes one per request, and stdio's one connection is the server's own state.
+            session = session_state(ctx)
+            answering = partial(_exchanging_answer, exchanging, exchange, session)
+        if trace_context.capturing:
+            with trace_context.carried_by(params.meta):
+                call = await answer_call(answering, params.name, dict(params.arguments or {}))
+        else:
+            call = await answer_call(answering, params.name, dict(params.arguments or {}))
         return to_call_tool_result(call)
 
     lookup: dict[str, Any] = (
@@ -200,9 +217,13 @@ def build_sdk_server(
 
 
 async def _exchanging_answer(
-    exchanging: ExchangingAnswer, exchange: Exchange, name: str, args: dict[str, Any]
+    exchanging: ExchangingAnswer,
+    exchange: Exchange,
+    session: SessionState | None,
+    name: str,
+    args: dict[str, Any],
 ) -> MCPCall:
-    return await exchanging(name, args, exchange)
+    return await exchanging(name, args, exchange, session)
 
 
 async def _no_requests(method: str, target: str, args: dict[str, Any]) -> MCPCall:

@@ -14,8 +14,11 @@ in order, before the answer, through the SDK session of the live request:
   with what was asked and both answers) by the tool's miss policy. Where the connection cannot
   carry a request to the client (the 2026-07-28 era), it is not sent and is counted unsent.
 
-Only a transport that can carry messages during a request does this: stdio. Over HTTP the server
-answers in stateless JSON mode, with no stream for them (the engine reports them unsent).
+Only a transport that can carry messages during a request does this: stdio, and Streamable HTTP
+with sessions (`_http.serve_http(sessions=True)`: each call is answered on its own SSE stream,
+which carries these messages related to its request id, and the client's answers come back
+through the session). A stateless HTTP server answers in JSON, with no stream for them: a server
+with such recordings is always served with sessions (`MCPServer.needs_sessions`).
 """
 
 from __future__ import annotations

@@ -12,11 +12,14 @@ from ..miss_answers import SynthesizeHook
 from ..replay import CallListener, ClientExchange, Replay
 from ..surface_matching import REQUEST_METHODS
 from ..universe import Universe, load_universe
-from ._sdk_server import Exchange, SyncAnswer, ToolSpec
+from ._sdk_server import Exchange, SessionState, SyncAnswer, ToolSpec
 from ._surface_server import ServedSurface
 from .spi import MCPServer
 
 __all__ = ["RecordedMCPServer", "upstream_name"]
+
+_SEQUENCE = "windtunnel.sequence"
+"""Where an MCP session's state keeps its sequence position (`Replay.session_sequence_state`)."""
 
 
 def upstream_name(path: str | os.PathLike[str]) -> str:
@@ -50,6 +53,7 @@ class RecordedMCPServer(MCPServer):
             default_name = upstream_name(path_or_universe)
         self.name = name or default_name
         self.replay = Replay(universe, synthesize=synthesize, upstream=self.name, scenario=scenario)
+        self._sequence_tools = self.ordered_tools()
 
     def rename(self, name: str) -> None:
         self.name = name
@@ -74,9 +78,20 @@ class RecordedMCPServer(MCPServer):
         self.replay.listeners.append(listener)
 
     async def answer_exchanging(
-        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        exchange: Exchange,
+        session: SessionState | None = None,
     ) -> MCPCall:
-        outcome, messages = self.replay.begin(tool_name, args)
+        sequence = None
+        if session is not None and tool_name in self._sequence_tools:
+            # Made on the session's first sequence-mode call: the state is as large as the
+            # universe's recordings, and most sessions of most universes never need one.
+            sequence = session.get(_SEQUENCE)
+            if sequence is None:
+                sequence = session[_SEQUENCE] = self.replay.session_sequence_state()
+        outcome, messages = self.replay.begin(tool_name, args, sequence=sequence)
         exchanged = await exchange(messages) if messages else ClientExchange()
         return self.replay.finish(tool_name, args, outcome, exchanged)
 

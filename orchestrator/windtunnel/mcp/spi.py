@@ -25,7 +25,7 @@ from ..errors import ServerError
 from ..fd_limit import fd_hint
 from ..trusted_hosts import AllowedNames
 from ._fast_path_stdio import StdioFastPath
-from ._sdk_server import Exchange, SyncAnswer, ToolSpec, build_sdk_server
+from ._sdk_server import Exchange, SessionState, SyncAnswer, ToolSpec, build_sdk_server
 from ._stdio import serve_stdio
 from ._surface_server import ServedSurface
 
@@ -81,17 +81,31 @@ class MCPServer(ABC):
         raise ServerError(f"server {self.name!r} answers no {method} requests")
 
     async def answer_exchanging(
-        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        exchange: Exchange,
+        session: SessionState | None = None,
     ) -> MCPCall:
         """`answer` on a transport that can exchange messages with the client during a call
-        (stdio): a server whose answers come with recorded server messages sends them with
-        `exchange` before answering. By default there are none: `answer`."""
+        (stdio, HTTP sessions): a server whose answers come with recorded server messages sends
+        them with `exchange` before answering, and keeps what belongs to the call's MCP session
+        (a sequence position) in `session` (None where the protocol has no session). By default
+        there are no messages: `answer`."""
         return await self.answer(tool_name, args)
 
     def messaging_tools(self) -> frozenset[str]:
         """Tools some of whose answers come with `server_messages`: their calls are answered
         through the SDK session, which can send notifications, never by the fast path."""
         return frozenset()
+
+    def needs_sessions(self) -> bool:
+        """Whether an HTTP client that opens an MCP session (`initialize`) gets one
+        (`Mcp-Session-Id`): when some answers come with server messages (they travel on the
+        call's SSE stream, and a request to the client needs the session to route its answer
+        back) or depend on the calls before (a sequence position belongs to the session).
+        Otherwise the server is stateless JSON only."""
+        return bool(self.messaging_tools() or self.ordered_tools())
 
     def ordered_tools(self) -> frozenset[str]:
         """Tools whose calls must be answered in the order they were sent (their answer depends
@@ -124,10 +138,14 @@ class MCPServer(ABC):
         return call
 
     async def handle_call_exchanging(
-        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        exchange: Exchange,
+        session: SessionState | None = None,
     ) -> MCPCall:
         """`handle_call` through `answer_exchanging`."""
-        call = await self.answer_exchanging(tool_name, args, exchange)
+        call = await self.answer_exchanging(tool_name, args, exchange, session)
         if self.reporter is not None:
             await self.reporter(call)
         return call
@@ -147,7 +165,7 @@ class MCPServer(ABC):
 
     def sdk_server(self, *, notify: bool = False) -> Server[Any]:
         """The SDK server; with `notify`, calls are answered through `answer_exchanging` (a
-        transport that can carry messages during a request: stdio)."""
+        transport that can carry messages during a request: stdio, HTTP with sessions)."""
         return build_sdk_server(
             self.name,
             __version__,
@@ -171,7 +189,12 @@ class MCPServer(ABC):
 
         Requests must name the server by a name of `host` on the bound port, or one of
         `allowed_hosts` (`NAME`: on the bound port; `NAME:PORT`), and come from no web page or
-        one of `allowed_origins` (`trusted_hosts` has the rule): else 421 or 403."""
+        one of `allowed_origins` (`trusted_hosts` has the rule): else 421 or 403.
+
+        A server that `needs_sessions` hands a session to each client that opens one
+        (`initialize`) and answers its calls through the SDK, on SSE streams that carry the
+        recorded server messages; requests outside a session are stateless JSON, and their
+        plain calls take the fast path, as on a server that needs none."""
         # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
         from ._fast_path_http import HTTPFastPath
         from ._http import bind_sockets, serve_http
@@ -188,12 +211,16 @@ class MCPServer(ABC):
                 f"{fd_hint(exc.errno)}"
             ) from None
         sdk_server = self.sdk_server()
+        messaging = self.messaging_tools()
+        sessions_server = self.sdk_server(notify=True) if self.needs_sessions() else None
 
         http_fast_path = None
         if self.fast_path:
+            # A call whose answer comes with server messages is answered by the SDK, on a
+            # stream that can carry them (as over stdio).
             http_fast_path = HTTPFastPath(
                 path="/mcp",
-                tools=[spec.name for spec in self.tool_specs()],
+                tools=[spec.name for spec in self.tool_specs() if spec.name not in messaging],
                 answer=self.handle_call,
                 server=sdk_server,
             )
@@ -207,6 +234,8 @@ class MCPServer(ABC):
                     sockets=sockets,
                     fast_path=http_fast_path,
                     allowed=allowed,
+                    sessions_server=sessions_server,
+                    messaging_tools=messaging,
                     task_status=task_status,
                 )
             )

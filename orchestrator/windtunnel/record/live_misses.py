@@ -37,8 +37,8 @@ from ..canonical import canonical_key
 from ..divergence import divergence_call, log_divergence
 from ..errors import InputError
 from ..matching import Miss
-from ..mcp._sdk_server import Exchange, SyncAnswer
-from ..mcp.recorded import RecordedMCPServer
+from ..mcp._sdk_server import Exchange, SessionState, SyncAnswer
+from ..mcp.recorded import _SEQUENCE, RecordedMCPServer
 from ..miss_answers import SynthesizeHook
 from ..replay import ClientExchange
 from ..universe import Recording, load_universe, write_universe
@@ -122,9 +122,19 @@ class LiveMissServer(RecordedMCPServer):
         return self.replay.finish(tool_name, args, outcome, ClientExchange(unsent=len(messages)))
 
     async def answer_exchanging(
-        self, tool_name: str, args: dict[str, Any], exchange: Exchange
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        exchange: Exchange,
+        session: SessionState | None = None,
     ) -> MCPCall:
-        outcome, messages = self.replay.begin(tool_name, args)
+        sequence = None
+        if session is not None and tool_name in self.ordered_tools():
+            # The session's own sequence state, made as `RecordedMCPServer` makes it.
+            sequence = session.get(_SEQUENCE)
+            if sequence is None:
+                sequence = session[_SEQUENCE] = self.replay.session_sequence_state()
+        outcome, messages = self.replay.begin(tool_name, args, sequence=sequence)
         if isinstance(outcome, Miss) and outcome.reason != "unknown_tool":
             return await self._answer_live(tool_name, args)
         exchanged = await exchange(messages) if messages else ClientExchange()

@@ -81,6 +81,7 @@ async def run_unit(
                     workdir=Path(workdir),
                     seed=unit.seed,
                     unit_id=unit.id,
+                    traceparent=fleet.traceparent(unit.id),
                 )
                 with trio.move_on_at(deadline) as agent_scope:
                     trace.output = (await runnable.run(ctx)).output
@@ -99,7 +100,9 @@ async def run_unit(
     trace.duration_s = time.perf_counter() - t0
     trace.warnings = warnings_from_calls(trace.mcp_calls, scenario.name, universes=universes)
     trace.coverage = unit_coverage(trace.mcp_calls, universes)
-    return evaluate(trace, scenario.policies, scenario.scorers)
+    scored = evaluate(trace, scenario.policies, scenario.scorers)
+    fleet.unit_scored(scored)
+    return scored
 
 
 async def _load_servers(pack: ScenarioPack, scenario: Scenario, deadline: float) -> Any:

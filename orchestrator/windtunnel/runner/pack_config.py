@@ -67,8 +67,9 @@ _NOT_JSON = "expected JSON-like data (strings, numbers, booleans, arrays, tables
 class _Checks:
     """The checks a Struct cannot make, each failing with the file and the key path."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, relocated: Mapping[str, str] | None = None) -> None:
         self.file = file
+        self.relocated = relocated or {}
         self.recording: PackRecording | None = None
 
     def fail(self, message: str, path: str) -> NoReturn:
@@ -166,7 +167,7 @@ class _Checks:
                     "letter or digit",
                     where,
                 )
-            file = Path(os.path.normpath(base / written))
+            file = Path(os.path.normpath(base / self.relocated.get(written, written)))
             try:
                 exists, is_dir = file.exists(), file.is_dir()
             except (OSError, ValueError) as exc:  # a NUL byte, a name or path too long, ...
@@ -261,8 +262,13 @@ class _Checks:
         )
 
 
-def load_pack_toml(path: str | os.PathLike[str]) -> ScenarioPack:
-    """Read and check a TOML pack; any problem is a `ConfigError` naming file and key path."""
+def load_pack_toml(
+    path: str | os.PathLike[str], *, relocated: Mapping[str, str] | None = None
+) -> ScenarioPack:
+    """Read and check a TOML pack; any problem is a `ConfigError` naming file and key path.
+
+    `relocated` maps a universe path as the file writes it to the file to read instead: a Ray
+    task reads the copies shipped with the pack (`scale/ray_ship.py`)."""
     file = os.fspath(path)
     raw = read_input(file, what="a pack file", error=ConfigError, limit=MAX_PACK_BYTES)
     try:
@@ -277,7 +283,7 @@ def load_pack_toml(path: str | os.PathLike[str]) -> ScenarioPack:
             f"invalid TOML: not UTF-8 ({exc.reason} at byte {exc.start})", file=file
         ) from None
     pack_file = decode_pack_file(data, file)
-    checks = _Checks(file)
+    checks = _Checks(file, relocated)
     checks.recording = checks.recording_of(pack_file.record)
     pack = pack_file.pack
     agent = None if pack_file.agent is None else checks.agent(pack_file.agent, "agent")

@@ -3,6 +3,8 @@
     shards        unit id -> shard (jump consistent hash of sha256(id)), plan hash   (pure)
     shard_run     one shard in this process (the unchanged pack runner, `units=`)
     local         -j N: N `wt run --shard i/N` worker processes, one progress display
+    ray_ship      --executor ray: the pack's tree as one archive, shipped through Ray's object store
+    ray_connect   --executor ray: which addresses a driver joins a cluster through
     ray_executor  --executor ray: every shard a Ray task running `trio.run` (optional extra)
     parallel_run  one run as shards (local workers or Ray), merged into the run directory
 

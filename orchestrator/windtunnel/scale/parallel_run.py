@@ -12,7 +12,6 @@ worker is pointed at it: a link planted there would send the shard's writes else
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import signal
@@ -49,7 +48,9 @@ from ..runner.scenario import ScenarioPack
 from ..runner.summary import Summary
 from ..runner.units import count_units, plan_units
 from .local import ShardExit, run_local_shards
+from .ray_connect import check_address, connect
 from .ray_executor import ShardJob, import_ray, ray_cpus, run_ray_shards
+from .ray_ship import ShippedPack, ship_pack
 from .shard_run import finished_units
 from .shards import ShardSpec, shard_dirname, shard_from_dirname
 
@@ -68,6 +69,8 @@ class ParallelRun:
     jobs: int | Literal["auto"] | None = None
     """Shards: a count, `auto` (the cores, or the Ray cluster's CPUs), or None (auto)."""
     ray_address: str | None = None
+    ray_working_dir: str | None = None
+    """The tree shipped to Ray tasks (default: the pack file's directory; `ray_ship`)."""
     worker_args: Sequence[str] = field(default_factory=list)
     """Options every local worker gets (`-c 8 --repeats 3 ...`)."""
 
@@ -184,12 +187,8 @@ def _on_local(
     return interrupted, shards, failures
 
 
-def _ray_pack_spec(spec: str) -> str:
-    return os.path.abspath(spec) if os.path.exists(spec) else spec
-
-
 def _ray_jobs(
-    run: ParallelRun,
+    shipped: ShippedPack,
     pack: ScenarioPack,
     options: PackRunOptions,
     agent: AgentSpec | None,
@@ -205,9 +204,8 @@ def _ray_jobs(
         if done and len(done) == len(manifest.units):
             continue
         job = ShardJob(
-            pack=_ray_pack_spec(run.pack_spec),
+            pack=shipped,
             shard=str(spec),
-            cwd=os.getcwd(),
             concurrency=options.concurrency,
             repeats=options.repeats,
             scenario_filter=options.scenario_filter,
@@ -228,21 +226,19 @@ def _on_ray(
     agent = options.agent
     if agent is not None and not isinstance(agent, AgentSpec):
         raise ConfigError("the Ray executor runs agents given as data (a command or MODULE:ATTR)")
+    check_address(run.ray_address)
+    # Shipped (and checked against Ray's limit) before anything connects or is sent.
+    shipment = ship_pack(
+        run.pack_spec, pack, working_dir=run.ray_working_dir, run_dir=options.run_dir
+    )
     ray = import_ray()
-    started = not ray.is_initialized()
-    if started:
-        ray.init(
-            address=run.ray_address,
-            include_dashboard=False,
-            log_to_driver=False,
-            logging_level=logging.WARNING,
-        )
+    started = connect(ray, run.ray_address)
     try:
         count = _shard_count(options.run_dir, run.jobs, options.resume, lambda: ray_cpus(ray))
         shards = _shards(options.run_dir, count)
-        jobs = _ray_jobs(run, pack, options, agent, shards)
+        jobs = _ray_jobs(shipment.pack, pack, options, agent, shards)
         _start_progress(progress, total, shards, options.resume)
-        interrupted, outcomes = run_ray_shards(jobs, progress)
+        interrupted, outcomes = run_ray_shards(jobs, shipment.archive, progress)
     finally:
         progress.close()
         if started:

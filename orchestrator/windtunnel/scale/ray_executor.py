@@ -1,10 +1,13 @@
 """Ray: every shard is one Ray task running the unchanged Trio runtime (`trio.run` in the task).
 
-The task loads the pack where it runs, runs its shard into a temporary run directory, and sends
-the finished traces (call logs included), the shard manifest and the event lines back to the
-driver, which writes them as ordinary shard run directories for `merge_runs`. So a worker node
-needs only Wind Tunnel and the pack's files at the same path (a shared volume or a baked image);
-nothing has to be written to a shared disk.
+The driver puts the shipped tree (`ray_ship`: the pack, its universes, the agent's files) in
+Ray's object store once; each task unpacks it into a temporary directory, loads the pack from
+there, runs its shard into a temporary run directory, and sends the finished traces (call logs
+included), the shard manifest and the event lines back to the driver, which writes them as
+ordinary shard run directories for `merge_runs`. So a worker node needs only Wind Tunnel (and
+what the agent runs on); nothing is read from or written to a shared disk. Each task runs in a
+worker process of its own (`max_calls=1`): a Python pack or agent imported from one shard's
+tree is never seen by another.
 
 Ray is an optional dependency (`pip install 'windtunnel[ray]'`), imported only here, only when
 this executor is used.
@@ -36,10 +39,12 @@ from ..rundir.manifest import ShardManifest, check_resumable, write_manifest
 from ..rundir.merge import write_run
 from ..rundir.results import read_results
 from ..runner.agent_spec import AgentSpec
-from ..runner.pack_config import load_pack
+from ..runner.pack_config import load_pack, load_pack_toml
 from ..runner.pack_run import PackRunOptions, run_pack
 from ..runner.progress import Progress
+from ..runner.scenario import ScenarioPack
 from ..runner.trace import Trace
+from .ray_ship import ShippedPack, unpack
 from .shard_run import prepare_shard
 from .shards import ShardSpec, parse_shard
 
@@ -49,9 +54,8 @@ __all__ = ["RayShardOutcome", "ShardJob", "import_ray", "ray_cpus", "run_ray_sha
 class ShardJob(msgspec.Struct, frozen=True, kw_only=True):
     """Everything a Ray task needs to run one shard (plain data, sent as JSON)."""
 
-    pack: str
+    pack: ShippedPack
     shard: str
-    cwd: str
     concurrency: int | None = None
     repeats: int | None = None
     scenario_filter: str | None = None
@@ -86,37 +90,62 @@ def import_ray() -> Any:
     return ray
 
 
-def run_shard_task(job_json: bytes) -> bytes:
-    """The body of a Ray task: run one shard with the Trio runtime, return its payload as JSON."""
+def load_shipped(shipped: ShippedPack, tree: Path) -> ScenarioPack:
+    """The pack from an unpacked tree: a TOML pack reads its universes' shipped copies; a
+    Python pack is imported from the tree."""
+    if shipped.toml:
+        relocated = {written: str(tree / name) for written, name in shipped.universes.items()}
+        return load_pack_toml(tree / shipped.pack, relocated=relocated)
+    if str(tree) not in sys.path:
+        sys.path.insert(0, str(tree))
+    module, sep, attr = shipped.pack.rpartition(":")
+    spec = f"{tree / module}{sep}{attr}" if module.endswith(".py") else shipped.pack
+    return load_pack(spec, import_from_cwd=False)
+
+
+@contextmanager
+def _working_dir(path: Path) -> Iterator[None]:
+    """Run in the shipped tree, as the driver ran in it (a pack's own relative paths)."""
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
+def run_shard_task(job_json: bytes, archive: bytes) -> bytes:
+    """The body of a Ray task: unpack the shipped tree, run one shard with the Trio runtime,
+    return its payload as JSON."""
     job = msgspec.json.decode(job_json, type=ShardJob)
-    if os.path.isdir(job.cwd):
-        # Relative pack paths and `module:attr` packs resolve as they did on the driver.
-        os.chdir(job.cwd)
-        if job.cwd not in sys.path:
-            sys.path.insert(0, job.cwd)
-    pack = load_pack(job.pack)
     with tempfile.TemporaryDirectory(prefix="windtunnel-ray-") as tmp:
-        run_dir = Path(tmp) / "run"
-        options = PackRunOptions(
-            run_dir=run_dir,
-            concurrency=job.concurrency,
-            repeats=job.repeats,
-            scenario_filter=job.scenario_filter,
-            agent=job.agent,
-        )
-        options, manifest = prepare_shard(pack, parse_shard(job.shard), options)
-        if job.skip:
-            skip = set(job.skip)
-            units = [unit for unit in options.units or [] if unit.id not in skip]
-            options = dataclasses.replace(options, units=units)
-        quiet = Progress(io.StringIO(), live=False)
-        trio.run(_run_pack, pack, options, quiet)
-        events = run_dir / EVENTS_FILE
-        payload = ShardPayload(
-            manifest=manifest,
-            traces=read_results(run_dir),
-            events=events.read_text("utf-8") if events.exists() else "",
-        )
+        tree = Path(tmp) / "tree"
+        unpack(archive, tree)
+        with _working_dir(tree):
+            return _run_shard(job, load_shipped(job.pack, tree), Path(tmp) / "run")
+
+
+def _run_shard(job: ShardJob, pack: ScenarioPack, run_dir: Path) -> bytes:
+    options = PackRunOptions(
+        run_dir=run_dir,
+        concurrency=job.concurrency,
+        repeats=job.repeats,
+        scenario_filter=job.scenario_filter,
+        agent=job.agent,
+    )
+    options, manifest = prepare_shard(pack, parse_shard(job.shard), options)
+    if job.skip:
+        skip = set(job.skip)
+        units = [unit for unit in options.units or [] if unit.id not in skip]
+        options = dataclasses.replace(options, units=units)
+    quiet = Progress(io.StringIO(), live=False)
+    trio.run(_run_pack, pack, options, quiet)
+    events = run_dir / EVENTS_FILE
+    payload = ShardPayload(
+        manifest=manifest,
+        traces=read_results(run_dir),
+        events=events.read_text("utf-8") if events.exists() else "",
+    )
     return msgspec.json.encode(payload)
 
 
@@ -162,21 +191,25 @@ def _sigterm_as_interrupt() -> Iterator[None]:
 
 def run_ray_shards(
     jobs: Sequence[tuple[ShardJob, Path]],
+    archive: bytes,
     progress: Progress,
     *,
     on_interrupt: Callable[[], None] | None = None,
 ) -> tuple[bool, list[RayShardOutcome]]:
-    """Submit one task per `(job, sub-run dir)` to the connected Ray cluster; gather as they end.
+    """Submit one task per `(job, sub-run dir)` to the connected Ray cluster, each with the
+    shipped tree `archive` (put in the object store once); gather them as they end.
 
     Each finished shard is written to its directory at once, and its units are fed to
     `progress`. Ctrl-C or SIGTERM cancels the tasks still running and returns what finished:
     `(interrupted, outcomes)`. The caller connects (`ray.init`) and disconnects.
     """
     ray = import_ray()
-    task = ray.remote(num_cpus=1, max_retries=0)(run_shard_task)
+    task = ray.remote(num_cpus=1, max_retries=0, max_calls=1)(run_shard_task)
     pending: dict[Any, tuple[ShardSpec, Path]] = {}
+    tree = ray.put(archive) if jobs else None
     for job, run_dir in jobs:
-        pending[task.remote(msgspec.json.encode(job))] = (parse_shard(job.shard), run_dir)
+        ref = task.remote(msgspec.json.encode(job), tree)
+        pending[ref] = (parse_shard(job.shard), run_dir)
     outcomes: dict[ShardSpec, RayShardOutcome] = {}
     interrupted = False
     with _sigterm_as_interrupt():
