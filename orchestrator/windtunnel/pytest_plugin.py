@@ -24,8 +24,10 @@ import pytest
 
 from .canonical import canonical_json
 from .mcp.recorded import RecordedMCPServer
+from .mcp.spi import MCPServer
 from .mcp.threaded import serve_in_thread
 from .miss_answers import SynthesizeHook
+from .record.modes import choose_record_mode
 
 __all__ = ["Served"]
 
@@ -35,7 +37,7 @@ _SERVED_KEY = pytest.StashKey[list["Served"]]()
 class Served:
     """A universe served for one test: `url`, `call_log()`, `divergences()`, `server`."""
 
-    def __init__(self, server: RecordedMCPServer, expect_divergence: bool) -> None:
+    def __init__(self, server: MCPServer, expect_divergence: bool) -> None:
         self.server = server
         self.expect_divergence = expect_divergence
 
@@ -57,8 +59,9 @@ class Served:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "windtunnel(universe, *, expect_divergence=False, name=None, synthesize=None): "
-        "serve a recorded universe to this test as `windtunnel_server`",
+        "windtunnel(universe, *, expect_divergence=False, name=None, synthesize=None, "
+        "record_mode=None, upstream=None): serve a recorded universe to this test as "
+        "`windtunnel_server` (record_mode, else $WT_RECORD_MODE: none, once, new_episodes, all)",
     )
 
 
@@ -66,7 +69,9 @@ def pytest_configure(config: pytest.Config) -> None:
 def windtunnel_serve(
     request: pytest.FixtureRequest,
 ) -> Iterator[Callable[..., Served]]:
-    """Factory: `windtunnel_serve(path, *, name=None, expect_divergence=False, synthesize=None)`."""
+    """Factory: `windtunnel_serve(path, *, name=None, expect_divergence=False, synthesize=None,
+    record_mode=None, upstream=None)`; the record mode is `record_mode`, else `WT_RECORD_MODE`,
+    else `none`; `upstream` (a URL or a command) is the live server, else the universe's own."""
     served: list[Served] = []
     request.node.stash[_SERVED_KEY] = served
     with ExitStack() as stack:
@@ -77,8 +82,19 @@ def windtunnel_serve(
             name: str | None = None,
             expect_divergence: bool = False,
             synthesize: SynthesizeHook | None = None,
+            record_mode: str | None = None,
+            upstream: str | list[str] | None = None,
         ) -> Served:
-            server = RecordedMCPServer(universe, name=name, synthesize=synthesize)
+            mode = choose_record_mode(record_mode, where="windtunnel_serve(record_mode=...)")
+            server: MCPServer
+            if mode == "none":
+                server = RecordedMCPServer(universe, name=name, synthesize=synthesize)
+            else:
+                from .record.mode_servers import server_for_mode
+
+                server = server_for_mode(
+                    universe, mode=mode, upstream=upstream, name=name, synthesize=synthesize
+                )
             stack.enter_context(serve_in_thread(server))
             handle = Served(server, expect_divergence)
             served.append(handle)

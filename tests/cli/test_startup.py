@@ -98,9 +98,9 @@ def test_help_loads_no_command(tmp_path: Path) -> None:
     assert loaded & HEAVY == set()
 
 
-@pytest.mark.parametrize("name", ["serve", "run", "record"])
+@pytest.mark.parametrize("name", ["serve", "run", "record", "verify"])
 def test_the_help_of_a_serving_command_loads_its_options_only(tmp_path: Path, name: str) -> None:
-    """`wt serve|run|record --help` (and a usage error) parse the options without loading the
+    """`wt serve|run|record|verify --help` (and a usage error) parse the options without loading the
     work behind them: `run_later` imports the `*_main` module only when the command runs."""
     report = tmp_path / "loaded.json"
     code = (

@@ -183,7 +183,7 @@ BAD: list[tuple[str, str]] = [
     ),
     (
         ONE + '[[scenarios]]\nname = "b"\n',
-        "at scenarios: unknown key 'scenarios'; expected one of agent, pack, scenario",
+        "at scenarios: unknown key 'scenarios'; expected one of agent, pack, record, scenario",
     ),
     (HEAD, "at scenario: a pack needs at least one [[scenario]]"),
     (

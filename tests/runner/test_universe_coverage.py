@@ -59,6 +59,7 @@ async def test_coverage_lands_in_results_summary_junit_and_report(tmp_path: Path
             "unused": [1, 3],
             "calls": 4,
             "unmatched": 1,
+            "live": 0,
             "tools": {
                 "client_lookup": {"recordings": 2, "served": 1, "unused": [1]},
                 "list_invoices": {"recordings": 2, "served": 1, "unused": [3]},
@@ -67,10 +68,17 @@ async def test_coverage_lands_in_results_summary_junit_and_report(tmp_path: Path
     }
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["scenarios"]["lookup"]["coverage"] == {
-        "crm": {"recordings": 4, "served": 2, "never_used": [1, 3], "unmatched": 1, "runs": 1}
+        "crm": {
+            "recordings": 4,
+            "served": 2,
+            "never_used": [1, 3],
+            "unmatched": 1,
+            "live": 0,
+            "runs": 1,
+        }
     }
     assert summary["coverage"] == {
-        "crm": {"recordings": 4, "served": 2, "never_used": 2, "unmatched": 1}
+        "crm": {"recordings": 4, "served": 2, "never_used": 2, "unmatched": 1, "live": 0}
     }
     suite = ET.parse(tmp_path / "junit.xml").getroot().find("testsuite")
     assert suite is not None
@@ -80,10 +88,12 @@ async def test_coverage_lands_in_results_summary_junit_and_report(tmp_path: Path
         "coverage.crm.served": "2",
         "coverage.crm.never_used": "2",
         "coverage.crm.unmatched": "1",
+        "coverage.crm.live": "0",
         "lookup.coverage.crm.recordings": "4",
         "lookup.coverage.crm.served": "2",
         "lookup.coverage.crm.never_used": "1,3",
         "lookup.coverage.crm.unmatched": "1",
+        "lookup.coverage.crm.live": "0",
     }
     assert [(v["passed"], v["reason"]) for v in row["verdicts"]] == [
         (False, "2 of 4 recordings served (minimum 100%); never used: crm#1, crm#3")

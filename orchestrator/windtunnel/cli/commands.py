@@ -58,6 +58,11 @@ COMMANDS: dict[str, Command] = {
         "record_command",
         "register_record",
     ),
+    "verify": Command(
+        "check universes against their live servers: surface drift and safe calls sent again",
+        "verify_command",
+        "register_verify",
+    ),
     "diff": Command(
         "compare two run directories: regressions, new/gone divergences, call diffs",
         "diff_command",

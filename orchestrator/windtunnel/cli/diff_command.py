@@ -14,7 +14,7 @@ from ..compare import FAIL_ON, diff_runs, load_run, regressions
 from ..compare.render_html import render_html
 from ..compare.render_markdown import render_markdown
 from ..compare.render_text import render_text
-from ..errors import InputError
+from ..errors import ConfigError, InputError
 from ..terminal_text import escape_terminal
 from .commands import command_help
 
@@ -45,6 +45,13 @@ def register_diff(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
     )
     parser.add_argument("-o", "--output", metavar="FILE", help="write to FILE instead of stdout")
     parser.add_argument(
+        "--verify",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="also show the drift in a `wt verify --format json` report (text and markdown)",
+    )
+    parser.add_argument(
         "--fail-on",
         default="regression",
         metavar="LIST",
@@ -72,6 +79,16 @@ def _fail_on(text: str) -> list[str]:
     return names
 
 
+def _verify_section(files: list[str], fmt: str) -> str:
+    """Drift `wt verify` found (its JSON reports), after the runs' diff in the same format."""
+    from ..verify.render import load_reports, render_markdown, render_text
+
+    if fmt not in ("text", "markdown"):
+        raise ConfigError("--verify is shown with --format text or markdown", file="<command line>")
+    reports = [report for file in files for report in load_reports(file)]
+    return "\n" + (render_markdown(reports) if fmt == "markdown" else render_text(reports))
+
+
 def run_diff(args: argparse.Namespace) -> int:
     fail_on = _fail_on(args.fail_on)
     diff = diff_runs(load_run(args.base), load_run(args.new))
@@ -83,6 +100,8 @@ def run_diff(args: argparse.Namespace) -> int:
         text = render_html(diff)
     else:
         text = render_text(diff, all_scenarios=args.all)
+    if args.verify:
+        text += _verify_section(args.verify, args.format)
     if args.output:
         target = Path(args.output)
         try:

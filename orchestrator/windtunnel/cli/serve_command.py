@@ -53,4 +53,24 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         help="present Wind Tunnel's own serverInfo and capabilities and no instructions, not "
         "the recorded server's",
     )
+    parser.add_argument(
+        "--record-mode",
+        choices=["none", "once", "new_episodes", "all"],
+        help="none (default; or $WT_RECORD_MODE): a miss is a divergence; once: record FILE if it "
+        "does not exist; new_episodes: a miss goes to the live upstream, is served, appended to "
+        "FILE and reported as recorded_live; all: record FILE again",
+    )
+    parser.add_argument(
+        "--upstream",
+        metavar="URL|COMMAND",
+        help="the live server for a record mode (default: the universe's meta.upstream)",
+    )
+    parser.add_argument(
+        "--redact",
+        action="append",
+        default=[],
+        metavar="RULE",
+        help="redaction for what a record mode writes, as wt record (repeatable)",
+    )
+    parser.add_argument("--redact-rules", metavar="FILE", help="TOML: keys, paths, patterns lists")
     parser.set_defaults(func=run_later("serve_main", "run_serve"))

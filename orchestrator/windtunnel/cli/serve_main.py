@@ -21,7 +21,9 @@ from ..agents.base import mcp_config
 from ..errors import ConfigError
 from ..line_format import LineRenderer, line_renderer
 from ..mcp.recorded import RecordedMCPServer, upstream_name
+from ..mcp.spi import MCPServer
 from ..miss_answers import SynthesizeHook
+from ..record.modes import RecordMode, choose_record_mode
 from .logs import configure_logging, line_style
 from .otel_options import open_otel_sink
 
@@ -75,6 +77,9 @@ def run_serve(args: argparse.Namespace) -> int:
         _check_stdio_options(args, pairs)
     if args.port and len(pairs) != 1:
         raise ConfigError("--port needs exactly one universe", file="<command line>")
+    mode = choose_record_mode(args.record_mode, where="--record-mode")
+    if args.upstream is not None and len(pairs) != 1:
+        raise ConfigError("--upstream needs exactly one universe", file="<command line>")
     held = _HeldSignals()
     # Events and log lines share stderr and one line style (`line_format`).
     style = line_style(args.log_format)
@@ -87,16 +92,11 @@ def run_serve(args: argparse.Namespace) -> int:
         sinks: list[Sink] = [events] if otel is None else [events, otel]
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=style, stream=PipeTextStream(stderr))
-        servers = {
-            name: RecordedMCPServer(
-                path,
-                name=name,
-                synthesize=hook,
-                fast_path=args.fast_path,
-                own_identity=args.own_identity,
+        servers = {name: _server(name, path, mode, args, hook) for name, path in pairs}
+        if args.stdio and not isinstance(next(iter(servers.values())), RecordedMCPServer):
+            raise ConfigError(
+                f"--record-mode {mode} records here: use wt record --stdio", file="<command line>"
             )
-            for name, path in pairs
-        }
         # From here a stop signal stops serving and the teardown (the last events, the stderr
         # lines) runs to its end; before, while universes load, it ends the process at once.
         held.start()
@@ -108,6 +108,45 @@ def run_serve(args: argparse.Namespace) -> int:
         finally:
             held.ignore()
         return 0
+
+
+def _server(
+    name: str,
+    path: str,
+    mode: RecordMode,
+    args: argparse.Namespace,
+    hook: SynthesizeHook | None,
+) -> MCPServer:
+    """The universe's server: a plain replay, or under a record mode the server that mode
+    needs (`record.mode_servers`, loaded only then)."""
+    if mode == "none":
+        return RecordedMCPServer(
+            path,
+            name=name,
+            synthesize=hook,
+            fast_path=args.fast_path,
+            own_identity=args.own_identity,
+        )
+    from ..record.mode_servers import server_for_mode
+    from ..record.redact import RedactionRules, load_rules_file, parse_rule
+    from ..record.upstream_source import given_upstream
+
+    rules = RedactionRules()
+    for spec in args.redact:
+        rules.extend(parse_rule(spec))
+    if args.redact_rules:
+        rules.extend(load_rules_file(args.redact_rules))
+    upstream = None if args.upstream is None else given_upstream(args.upstream, where="--upstream")
+    return server_for_mode(
+        path,
+        mode=mode,
+        upstream=upstream,
+        redact=rules,
+        name=name,
+        synthesize=hook,
+        fast_path=args.fast_path,
+        own_identity=args.own_identity,
+    )
 
 
 class _HeldSignals:
@@ -190,9 +229,10 @@ def _check_stdio_options(args: argparse.Namespace, pairs: list[tuple[str, str]])
         )
 
 
-def _run_stdio(server: RecordedMCPServer, sinks: list[Sink], held: _HeldSignals) -> None:
+def _run_stdio(server: MCPServer, sinks: list[Sink], held: _HeldSignals) -> None:
     """Serve over stdio with the same events as over HTTP (there is no router: see
     `StdioEvents`)."""
+    assert isinstance(server, RecordedMCPServer)  # checked in run_serve
     events = StdioEvents(sinks, upstream=server.name)
     server.log_events = False
     server.add_listener(events.call)
@@ -208,7 +248,7 @@ def _run_stdio(server: RecordedMCPServer, sinks: list[Sink], held: _HeldSignals)
         events.stopped(error=error)
 
 
-async def _serve_stdio(server: RecordedMCPServer, held: _HeldSignals) -> None:
+async def _serve_stdio(server: MCPServer, held: _HeldSignals) -> None:
     """Until stdin closes, or a signal: the same clean stop as over HTTP."""
     with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         if held.received is not None:
@@ -225,7 +265,7 @@ async def _serve_stdio(server: RecordedMCPServer, held: _HeldSignals) -> None:
 
 
 async def _serve_http(
-    servers: dict[str, RecordedMCPServer],
+    servers: dict[str, MCPServer],
     args: argparse.Namespace,
     events: Sink | list[Sink],
     stderr: PipeWriter,

@@ -23,7 +23,7 @@ from ..terminal_text import escape_terminal
 from .model import DivergenceDiff, RunDiff, ScenarioDiff
 from .render_text import headline, side_text
 
-__all__ = ["MAX_DETAILS", "MAX_ROWS", "render_markdown"]
+__all__ = ["MAX_DETAILS", "MAX_ROWS", "code_span", "render_markdown"]
 
 MAX_ROWS = 25
 MAX_DETAILS = 10
@@ -53,6 +53,10 @@ def _code(text: str, *, in_table: bool = False) -> str:
     edge_space = text.startswith(" ") and text.endswith(" ") and text.strip(" ") != ""
     pad = " " if not text or edge_space or text.startswith("`") or text.endswith("`") else ""
     return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+code_span = _code
+"""Inline code for somebody's string in a PR comment (`wt verify --format markdown` uses it)."""
 
 
 def _html_code(text: str) -> str:

@@ -43,12 +43,9 @@ from .saving import save_recording
 from .stdio_front import serve_link_stdio
 from .stdio_link import StdioLink
 from .tap import SessionTap
+from .upstream_source import is_url
 
 __all__ = ["RecordingProxy", "is_url"]
-
-
-def is_url(upstream: str | Sequence[str]) -> bool:
-    return isinstance(upstream, str) and upstream.startswith(("http://", "https://"))
 
 
 class RecordingProxy(MCPServer):
@@ -160,7 +157,10 @@ class RecordingProxy(MCPServer):
     def started(self) -> bool:
         return self._url is not None
 
-    def _link(self) -> Link:
+    def link(self) -> Link:
+        """A message-level connection to the upstream that feeds this proxy's recording (not
+        started: run it with `nursery.start(link.run)`). `wt verify` speaks to the upstream
+        through it, so what it sees is recorded and redacted exactly as `wt record` would."""
         if isinstance(self.upstream, str):
             return HTTPLink(
                 self.name,
@@ -207,7 +207,7 @@ class RecordingProxy(MCPServer):
                         )
                         await nursery.start(app.run)
                     else:
-                        link = self._link()
+                        link = self.link()
                         await nursery.start(self._run_link, link)
                         app = LinkApp(link)
                         await nursery.start(app.run)
@@ -285,7 +285,7 @@ class RecordingProxy(MCPServer):
     async def serve_stdio_on(
         self, stdin: trio.abc.ReceiveStream, stdout: trio.abc.SendStream
     ) -> None:
-        link = self._link()
+        link = self.link()
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._report)
             await nursery.start(self._run_link, link)

@@ -167,12 +167,18 @@ def _indexes(indexes: Sequence[int], limit: int = 20) -> str:
     return shown + (f" and {len(indexes) - limit} more" if len(indexes) > limit else "")
 
 
+def _live(count: int) -> str:
+    """Of the calls matching none, those the live upstream answered (`new_episodes`)."""
+    return f" ({count} live)" if count else ""
+
+
 def _coverage(trace: Trace) -> str:
     if not trace.coverage:
         return ""
     rows = "".join(
         f"<tr><td>{_e(upstream)}</td><td>{cov.served}/{cov.recordings}</td>"
-        f"<td>{cov.calls}</td><td>{cov.unmatched}</td><td>{_e(_indexes(cov.unused))}</td></tr>"
+        f"<td>{cov.calls}</td><td>{cov.unmatched}{_live(cov.live)}</td>"
+        f"<td>{_e(_indexes(cov.unused))}</td></tr>"
         for upstream, cov in trace.coverage.items()
     )
     return (

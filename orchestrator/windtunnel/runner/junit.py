@@ -70,7 +70,7 @@ def _properties(summary: Summary) -> Iterator[tuple[str, object]]:
     yield "policy_failures", summary.policy_failures
     yield "scorer_failures", summary.scorer_failures
     for upstream, total in summary.coverage.items():
-        for field in ("recordings", "served", "never_used", "unmatched"):
+        for field in ("recordings", "served", "never_used", "unmatched", "live"):
             yield f"coverage.{upstream}.{field}", getattr(total, field)
     for name, scenario in summary.scenarios.items():
         yield f"{name}.runs", scenario.runs
@@ -86,6 +86,7 @@ def _properties(summary: Summary) -> Iterator[tuple[str, object]]:
             yield f"{prefix}.served", cov.served
             yield f"{prefix}.never_used", ",".join(map(str, cov.never_used))
             yield f"{prefix}.unmatched", cov.unmatched
+            yield f"{prefix}.live", cov.live
 
 
 def _suite_open(summary: Summary) -> bytes:

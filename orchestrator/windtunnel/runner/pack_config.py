@@ -21,6 +21,8 @@ from typing import Any, NoReturn
 from ..canonical import is_json_value
 from ..errors import ConfigError
 from ..input_files import MAX_PACK_BYTES, read_input
+from ..record.modes import RECORD_MODE_ENV, choose_record_mode
+from ..record.redact import parse_rule
 from .agent_spec import AgentSpec
 from .pack_file import (
     AgentTable,
@@ -35,6 +37,7 @@ from .pack_file import (
     PlanStepTable,
     PolicyTable,
     PythonAgentTable,
+    RecordTable,
     RegexTable,
     RequiredCallTable,
     ScenarioTable,
@@ -50,6 +53,7 @@ from .policies import (
     no_divergence,
     required_call,
 )
+from .record_modes import PackRecording, UpstreamRecording
 from .scenario import PlanStep, Scenario, ScenarioPack
 from .scorers import Scorer, contains, json_field, regex
 
@@ -66,6 +70,7 @@ class _Checks:
     def __init__(self, file: str, relocated: Mapping[str, str] | None = None) -> None:
         self.file = file
         self.relocated = relocated or {}
+        self.recording: PackRecording | None = None
 
     def fail(self, message: str, path: str) -> NoReturn:
         raise ConfigError(message, file=self.file, path=path)
@@ -125,6 +130,33 @@ class _Checks:
             self.fail(f"{file!r} is not executable, expected the agent's interpreter", path)
         return file
 
+    def records(self, upstream: str) -> bool:
+        """Whether the upstream's record mode records its universe (`once`, `all`): its file
+        need not exist yet."""
+        if self.recording is not None:
+            mode = self.recording.mode_of(upstream)
+        else:
+            mode = choose_record_mode(None, where=RECORD_MODE_ENV)
+        return mode in ("once", "all")
+
+    def recording_of(self, table: RecordTable | None) -> PackRecording | None:
+        """The pack's `[record]` as the run's `mcp_factory`; none without the table (then
+        `WT_RECORD_MODE` alone applies, read by the default factory)."""
+        if table is None:
+            return None
+        upstreams = {}
+        for name, entry in table.upstreams.items():
+            where = f"record.upstreams.{name}"
+            for i, spec in enumerate(entry.redact):
+                try:
+                    parse_rule(spec, where=f"{self.file}: {where}.redact[{i}]")
+                except ConfigError as exc:
+                    self.fail(exc.message, f"{where}.redact[{i}]")
+            upstreams[name] = UpstreamRecording(
+                mode=entry.mode, live=entry.live, redact=tuple(entry.redact)
+            )
+        return PackRecording(mode=table.mode, upstreams=upstreams, where=f"{self.file}: [record]")
+
     def upstreams(self, table: Mapping[str, str], base: Path, path: str) -> dict[str, Path]:
         upstreams: dict[str, Path] = {}
         for name, written in table.items():
@@ -141,7 +173,7 @@ class _Checks:
             except (OSError, ValueError) as exc:  # a NUL byte, a name or path too long, ...
                 reason = exc.strerror if isinstance(exc, OSError) else str(exc)
                 self.fail(f"unusable universe path: {reason}", where)
-            if not exists:
+            if not exists and not self.records(name):
                 self.fail(f"no such universe file {os.fspath(file)!r}", where)
             if is_dir:
                 self.fail(f"{os.fspath(file)!r} is a directory, expected a universe file", where)
@@ -252,6 +284,7 @@ def load_pack_toml(
         ) from None
     pack_file = decode_pack_file(data, file)
     checks = _Checks(file, relocated)
+    checks.recording = checks.recording_of(pack_file.record)
     pack = pack_file.pack
     agent = None if pack_file.agent is None else checks.agent(pack_file.agent, "agent")
     if not pack_file.scenario:
@@ -269,7 +302,12 @@ def load_pack_toml(
         first_at[table.name] = where
         scenarios.append(checks.scenario(table, base, pack.repeats, pack.timeout_s, where))
     return ScenarioPack(
-        name=pack.name, scenarios=scenarios, agent=agent, concurrency=pack.concurrency, source=file
+        name=pack.name,
+        scenarios=scenarios,
+        agent=agent,
+        concurrency=pack.concurrency,
+        source=file,
+        mcp_factory=checks.recording,
     )
 
 

@@ -9,7 +9,7 @@ defaults) is checked after decoding, in `pack_config`.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -169,9 +169,28 @@ class PackTable(_Table):
     timeout_s: Seconds = 60.0
 
 
+RecordModeText = Literal["none", "once", "new_episodes", "all"]
+
+
+class RecordUpstreamTable(_Table):
+    """`[record.upstreams.NAME]`: one upstream's record mode and live server."""
+
+    mode: RecordModeText | None = None
+    live: Text | None = None
+    redact: list[str] = []
+
+
+class RecordTable(_Table):
+    """`[record]`: the pack's record mode (else `WT_RECORD_MODE`, else none), per upstream."""
+
+    mode: RecordModeText | None = None
+    upstreams: dict[str, RecordUpstreamTable] = {}
+
+
 class PackFile(_Table):
     pack: PackTable
     agent: AgentTable | None = None
+    record: RecordTable | None = None
     scenario: list[ScenarioTable] = []
 
 

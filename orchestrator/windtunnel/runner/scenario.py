@@ -112,9 +112,15 @@ class ScenarioPack:
         return scenario.agent or self.agent
 
 
-def default_mcp_factory(scenario: Scenario) -> dict[str, RecordedMCPServer]:
-    """One `RecordedMCPServer` per upstream, named after it; universes load here, lazily."""
+def default_mcp_factory(scenario: Scenario) -> dict[str, Any]:
+    """One `RecordedMCPServer` per upstream, named after it; universes load here, lazily. Under
+    a record mode from `WT_RECORD_MODE`, the server that mode needs (`record_modes`)."""
     from ..mcp.recorded import RecordedMCPServer  # the serving stack, only when a run serves
+    from ..record.modes import RECORD_MODE_ENV, choose_record_mode
+    from .record_modes import PackRecording
+
+    if choose_record_mode(None, where=RECORD_MODE_ENV) != "none":
+        return PackRecording()(scenario)
 
     servers: dict[str, RecordedMCPServer] = {}
     for name, source in scenario.upstreams.items():

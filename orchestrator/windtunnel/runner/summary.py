@@ -164,6 +164,7 @@ class SummaryBuilder:
                 total.served += cov.served
                 total.never_used += len(cov.never_used)
                 total.unmatched += cov.unmatched
+                total.live += cov.live
         return Summary(
             pack=self.pack,
             total=counts.runs,

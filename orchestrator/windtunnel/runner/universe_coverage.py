@@ -7,6 +7,9 @@ and the same counts per tool. Requests of other methods (`resources/read`, `prom
 `completion/complete`) count among the calls, and among `unmatched` when no recording answered
 them. Per scenario the summary keeps the recordings that no run used
 (`never_used`); an incident where skipping a step is the bug is caught by the `coverage` policy.
+Calls the live upstream answered under the `new_episodes` record mode (divergence reason
+`recorded_live`) are counted apart as `live`: they are among `unmatched` (no recording answered
+them), and `calls - unmatched` are the ones replayed.
 """
 
 from __future__ import annotations
@@ -17,6 +20,9 @@ import msgspec
 
 from ..calls import MCPCall
 from ..universe import Universe
+
+RECORDED_LIVE = "recorded_live"
+"""`record.live_misses.RECORDED_LIVE` (not imported: coverage must not load the serving stack)."""
 
 __all__ = [
     "CoverageTotals",
@@ -43,6 +49,7 @@ class UpstreamCoverage(msgspec.Struct, kw_only=True):
     unused: list[int]
     calls: int
     unmatched: int
+    live: int = 0
     tools: dict[str, ToolCoverage]
 
 
@@ -56,6 +63,11 @@ def _served_indexes(calls: Iterable[MCPCall], count: int) -> set[int]:
         if isinstance(index, int) and 0 <= index < count:
             served.add(index)
     return served
+
+
+def _answered_live(call: MCPCall) -> bool:
+    divergence = call.divergence
+    return divergence is not None and divergence.get("reason") == RECORDED_LIVE
 
 
 def unit_coverage(
@@ -84,6 +96,7 @@ def unit_coverage(
             unused=[i for i in range(len(universe.recordings)) if i not in served],
             calls=len(upstream_calls),
             unmatched=sum(1 for call in upstream_calls if call.divergence is not None),
+            live=sum(1 for call in upstream_calls if _answered_live(call)),
             tools=tools,
         )
     return coverage
@@ -100,6 +113,7 @@ class ScenarioCoverage(msgspec.Struct, kw_only=True):
     served: int = 0
     never_used: list[int] = msgspec.field(default_factory=list)
     unmatched: int = 0
+    live: int = 0
     runs: int = 0
 
     def add(self, unit: UpstreamCoverage) -> None:
@@ -113,6 +127,7 @@ class ScenarioCoverage(msgspec.Struct, kw_only=True):
             self.never_used = [i for i in self.never_used if i in unused]
         self.served = self.recordings - len(self.never_used)
         self.unmatched += unit.unmatched
+        self.live += unit.live
         self.runs += 1
 
 
@@ -123,3 +138,4 @@ class CoverageTotals(msgspec.Struct, kw_only=True):
     served: int = 0
     never_used: int = 0
     unmatched: int = 0
+    live: int = 0
