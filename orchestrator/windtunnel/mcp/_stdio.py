@@ -201,7 +201,7 @@ async def serve_fds(
                     # sooner, so no fast answer can overtake it.
                     await stdout.send(line, once_placed=partial(fast_path.sent, message))
                 if isinstance(message, types.JSONRPCResponse | types.JSONRPCError):
-                    in_flight.discard(message.id)  # type: ignore[arg-type]
+                    in_flight.discard(message.id)
                     answer_written.unpark_all()
                     consumed = unanswered.pop(message.id, None)  # type: ignore[arg-type]
                     if consumed is not None:
