@@ -11,7 +11,7 @@ from ..errors import UnknownToolError
 from ..miss_answers import SynthesizeHook
 from ..replay import CallListener, ClientExchange, Replay
 from ..surface_matching import REQUEST_METHODS
-from ..universe import Universe, load_universe
+from ..universe import Universe, flatten_wire_args, load_universe
 from ._sdk_server import Exchange, SyncAnswer, ToolSpec
 from ._surface_server import ServedSurface
 from .spi import MCPServer
@@ -76,6 +76,7 @@ class RecordedMCPServer(MCPServer):
     async def answer_exchanging(
         self, tool_name: str, args: dict[str, Any], exchange: Exchange
     ) -> MCPCall:
+        args = flatten_wire_args(tool_name, args)
         outcome, messages = self.replay.begin(tool_name, args)
         exchanged = await exchange(messages) if messages else ClientExchange()
         return self.replay.finish(tool_name, args, outcome, exchanged)
