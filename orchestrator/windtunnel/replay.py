@@ -127,6 +127,12 @@ class Replay:
     def call_log(self) -> list[MCPCall]:
         return self.log.calls()
 
+    def reset(self) -> None:
+        """Forget every call and every consumed recording (listeners stay)."""
+        with self.log.lock:
+            self.log.clear()
+            self._state = SequenceState(len(self.universe.recordings))
+
     def call(self, tool_name: str, args: dict[str, Any], *, tell_listeners: bool = True) -> MCPCall:
         """Answer one call and record it; with `tell_listeners=False` the listeners hear of it
         at the next `tell_listeners()` (or the next call that tells them)."""

@@ -134,9 +134,9 @@ class RecordedMCPServer(MCPServer):
             answer=partial(replay.call, tell_listeners=False), written=replay.tell_listeners
         )
 
-    def call_tool(self, tool_name: str, args: dict[str, Any]) -> Any:
+    def call_tool(self, tool_name: str, args: dict[str, Any] | None = None) -> Any:
         """Resolve a call exactly as a live MCP call would and return the bare payload."""
-        call = self.replay.call(tool_name, args)
+        call = self.replay.call(tool_name, dict(args or {}))
         if call.divergence is not None and call.divergence["reason"] == "unknown_tool":
             raise UnknownToolError(tool_name, self.replay.index.tool_names)
         return call.result
@@ -144,3 +144,8 @@ class RecordedMCPServer(MCPServer):
     def call_log(self) -> list[MCPCall]:
         """Every call so far, in arrival order."""
         return self.replay.call_log()
+
+    def reset_call_log(self) -> None:
+        """Forget the calls so far and what sequence-mode tools consumed: the next run starts
+        as a fresh server would (windtunnel-bench's runner calls this between runs)."""
+        self.replay.reset()
