@@ -14,9 +14,13 @@ from ..surface_matching import REQUEST_METHODS
 from ..universe import Universe, flatten_wire_args, load_universe
 from ._sdk_server import Exchange, SyncAnswer, ToolSpec
 from ._surface_server import ServedSurface
+from .handle import ServerHandle
 from .spi import MCPServer
 
-__all__ = ["RecordedMCPServer", "upstream_name"]
+__all__ = ["RecordedMCPHandle", "RecordedMCPServer", "upstream_name"]
+
+RecordedMCPHandle = ServerHandle
+"""windtunnel-bench's name for what `RecordedMCPServer(...).start()` returns."""
 
 
 def upstream_name(path: str | os.PathLike[str]) -> str:
