@@ -581,7 +581,8 @@ def encode_universe(universe: Universe) -> bytes:
     ]
     written = msgspec.structs.replace(
         universe,
-        recordings=recordings,
+        # Written even when empty: windtunnel-bench requires the key (and so does design 0001).
+        recordings=recordings or msgspec.Raw(b"[]"),
         # Left as they are when empty, so their defaults are still omitted.
         matching=_sorted_json(universe.matching) if universe.matching != Matching() else Matching(),
         meta=_sorted_json(universe.meta) if universe.meta else {},
