@@ -305,9 +305,9 @@ def flatten_wire_args(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
 
     One level is flattened: what is inside is taken as flat.
     """
+    if len(args) > 3 or ("arguments" not in args and "args" not in args and "function" not in args):
+        return args  # the common case, decided without building anything
     keys = args.keys()
-    if len(keys) > 3 or not keys & _WRAPPER_KEYS:
-        return args  # the common case, decided on the keys alone
     inner: Any = None
     if keys == {"arguments"} or (keys == {"name", "arguments"} and args["name"] == tool_name):
         inner = args["arguments"]
@@ -316,9 +316,6 @@ def flatten_wire_args(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
     elif keys == {"function"} or keys == {"id", "type", "function"}:
         inner = _openai_arguments(tool_name, args["function"])
     return inner if isinstance(inner, dict) else args
-
-
-_WRAPPER_KEYS = frozenset({"arguments", "args", "function"})
 
 
 def _openai_arguments(tool_name: str, function: Any) -> Any:
