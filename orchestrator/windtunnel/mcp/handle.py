@@ -64,5 +64,9 @@ class ServerHandle:
     def stop(self) -> None:
         """Stop serving (graceful, then hard after a deadline); safe to call more than once."""
         serving, self._serving = self._serving, None
+        if self.server._handle is self:
+            # Detached first: the serving thread stops the server with `await server.stop()`,
+            # which must then stop its HTTP serving, not come back here.
+            self.server._handle = None
         if serving is not None:
             serving.stop()
