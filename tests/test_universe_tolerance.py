@@ -135,6 +135,20 @@ def test_warnings_name_each_path(write_universe_file: UniverseFactory) -> None:
     assert "listed twice" in warnings[8].message
 
 
+def test_unknown_fields_of_the_surface_load_with_a_warning(
+    write_universe_file: UniverseFactory,
+) -> None:
+    """The recorded server's parts are forward tolerant too."""
+    doc = {
+        **universe_doc([TOOL]),
+        "server": {"info": {"name": "s", "version": "1"}, "flavour": 1},
+        "resource_reads": [{"uri": "a://b", "result": {"contents": []}, "etag": "x"}],
+    }
+    universe, warnings = load_universe_with_warnings(write_universe_file(doc))
+    assert universe.server is not None and universe.server.info == {"name": "s", "version": "1"}
+    assert [w.path for w in warnings] == ["$.server.flavour", "$.resource_reads[0].etag"]
+
+
 def test_a_plain_universe_has_no_warnings(write_universe_file: UniverseFactory) -> None:
     """A file in the format as written has nothing to warn about."""
     doc = universe_doc([TOOL], RECORDINGS, matching={"arg_keys": {"lookup": ["q"]}})
