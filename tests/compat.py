@@ -31,6 +31,7 @@ def assert_compat_call_log(calls: list[Any]) -> None:
         "args": {"query": "Bluewing"},
         "reason": "no_recorded_result",
         "policy": "fail_call",
+        "matched": None,
         "nearest": MISS_NEAREST,
     }
     assert calls[3].extra == {"match": {"tier": "exact", "index": 1}}
@@ -42,6 +43,7 @@ def fail_call_payload() -> dict[str, Any]:
     return {
         "error": "no_recorded_result",
         "tool": "client_lookup",
+        "args": {"query": "Bluewing"},
         "reason": "no_recorded_result",
         "message": "no recording of 'client_lookup' matches these arguments",
         "nearest": MISS_NEAREST,

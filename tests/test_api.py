@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+
 import windtunnel.api
+import windtunnel.errors
 import windtunnel.mcp
 
 
@@ -40,9 +43,14 @@ def test_api_all_is_pinned() -> None:
         "ScriptedAgent",
         "ServerError",
         "ServerSurface",
+        "SynthesizeHook",
         "Trace",
+        "UNIVERSE_VERSION",
         "Universe",
         "UniverseError",
+        "UniverseFormatError",
+        "UniverseMatching",
+        "UniverseRecording",
         "UniverseTool",
         "UnknownToolError",
         "WindtunnelError",
@@ -59,11 +67,63 @@ def test_api_all_is_pinned() -> None:
         "required_call",
         "run_scenario",
         "run_scenario_async",
+        "save_universe",
     ]
     assert sorted(windtunnel.mcp.__all__) == [
         "MCPServer",
         "MockMCPServer",
+        "RecordedMCPHandle",
         "RecordedMCPServer",
         "ServedSurface",
+        "ServerHandle",
         "ToolSpec",
     ]
+
+
+ORIGINAL_UNIVERSE_NAMES = [
+    "MATCH_MODES",
+    "MISS_POLICIES",
+    "SynthesizeHook",
+    "UNIVERSE_VERSION",
+    "Universe",
+    "UniverseFormatError",
+    "UniverseMatching",
+    "UniverseRecording",
+    "UniverseTool",
+    "empty_result_for",
+    "fail_call_result",
+    "find_exact_recording",
+    "find_keyed_recording",
+    "find_nearest_recording",
+    "freeze_universe",
+    "load_universe",
+    "normalize_tool_args",
+    "save_universe",
+    "tools_by_name",
+]
+"""windtunnel-bench 0.13.0's `windtunnel.api.universe` public names."""
+
+
+def test_windtunnel_bench_imports_work_unchanged() -> None:
+    """A project moving from windtunnel-bench keeps its universe and server imports."""
+    from windtunnel.api import (  # noqa: F401
+        UNIVERSE_VERSION,
+        SynthesizeHook,
+        Universe,
+        UniverseFormatError,
+        UniverseMatching,
+        UniverseRecording,
+        UniverseTool,
+        freeze_universe,
+        load_universe,
+        save_universe,
+    )
+    from windtunnel.mcp import RecordedMCPHandle, RecordedMCPServer  # noqa: F401
+    from windtunnel.mcp.recorded import RecordedMCPHandle as Handle  # noqa: F401
+    from windtunnel.spi.mcp_server import MCPCall, MCPHandle, MCPServer  # noqa: F401
+
+    universe_module = importlib.import_module("windtunnel.api.universe")
+    assert sorted(universe_module.__all__) == ORIGINAL_UNIVERSE_NAMES
+    assert UNIVERSE_VERSION == 1
+    assert UniverseFormatError is windtunnel.errors.UniverseError
+    assert MCPHandle is RecordedMCPHandle is windtunnel.mcp.ServerHandle

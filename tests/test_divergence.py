@@ -19,6 +19,7 @@ UNKNOWN = {
     "args": {"amount": 120},
     "reason": "unknown_tool",
     "policy": "fail_call",
+    "matched": None,
     "nearest": None,
 }
 UNKNOWN_RESULT = {
@@ -68,6 +69,7 @@ def test_the_event_and_the_trace_warning_carry_the_record_as_it_is() -> None:
         "args": {"query": "Bluewing"},
         "reason": "no_recorded_result",
         "policy": "fail_call",
+        "matched": None,
         "nearest": MISS_NEAREST,
     }
     assert call.divergence == record

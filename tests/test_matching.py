@@ -103,6 +103,7 @@ def test_divergence_evidence_fields_and_event(write_universe_file: UniverseFacto
         "args": {"query": "Acme", "n": 3},
         "reason": "no_recorded_result",
         "policy": "fail_call",
+        "matched": None,
         "nearest": {"index": 2, "shared": 1, "differing_keys": ["n"]},
     }
     assert server.call_log()[0].extra == {"divergence": expected}
@@ -110,6 +111,7 @@ def test_divergence_evidence_fields_and_event(write_universe_file: UniverseFacto
     assert result == {
         "error": "no_recorded_result",
         "tool": "client_lookup",
+        "args": {"query": "Acme", "n": 3},
         "reason": "no_recorded_result",
         "message": "no recording of 'client_lookup' matches these arguments",
         "nearest": expected["nearest"],
@@ -181,15 +183,18 @@ def test_nearest_policy_ranks_by_shared_pairs(write_universe_file: UniverseFacto
 def test_nearest_without_recordings_falls_back_to_fail_call(
     write_universe_file: UniverseFactory,
 ) -> None:
-    """A tool with no recordings cannot be `nearest`: it fails the call instead."""
+    """A tool with no recordings cannot be `nearest`: it fails the call instead; the record
+    keeps the tool's policy with nothing `matched`, as windtunnel-bench's does."""
     server = make_server(write_universe_file, recordings=[], matching={"on_miss": "nearest"})
     result = server.call_tool("client_lookup", {"query": "x"})
     assert result["error"] == "no_recorded_result"
+    assert server.call_log()[0].is_error is True
     assert server.call_log()[0].divergence == {
         "tool": "client_lookup",
         "args": {"query": "x"},
         "reason": "no_recorded_result",
-        "policy": "fail_call",
+        "policy": "nearest",
+        "matched": None,
         "nearest": None,
     }
 
@@ -258,6 +263,7 @@ def test_unknown_tool_raises_after_recording(write_universe_file: UniverseFactor
         "args": {"id": 1},
         "reason": "unknown_tool",
         "policy": "fail_call",
+        "matched": None,
         "nearest": None,
     }
 

@@ -65,6 +65,7 @@ def test_an_off_recording_request_is_a_divergence_everywhere() -> None:
         "args": {"arg1": "z"},
         "reason": "no_recorded_result",
         "policy": "fail_call",
+        "matched": None,
         "nearest": None,
     }
     assert call.divergence == expected
@@ -199,6 +200,7 @@ def test_a_client_answer_that_differs_is_a_divergence_with_its_evidence() -> Non
         "args": {"text": "hi"},
         "reason": "client_answer_differs",
         "policy": "fail_call",
+        "matched": None,
         "nearest": {"index": 1, "shared": 1, "differing_keys": []},
         "recording": 1,
         "client": evidence,

@@ -40,6 +40,12 @@ class CallLog:
             if tell_listeners:
                 self.tell_listeners()
 
+    def clear(self) -> None:
+        """Forget every call (those not told yet included)."""
+        with self.lock:
+            self._calls.clear()
+            self._untold.clear()
+
     def tell_listeners(self) -> None:
         """Tell the listeners of every call logged and not told yet, in log order."""
         with self.lock:

@@ -1,27 +1,34 @@
 """The divergence record: the evidence kept when a call leaves the recording, built only here.
 
-A call that no recording answers carries `extra["divergence"]` in the call log: `tool`, `args`,
-`reason` (`no_recorded_result`, `sequence_exhausted`, `unknown_tool`), `policy` (the miss policy
-that answered) and `nearest` (the closest recording of the tool: `index`, `shared`,
-`differing_keys`; null when there is none). The replay engine and the mock server build it with
-`divergence_call`. A request of another method that the recording does not answer
-(`resources/read`, `prompts/get`, `completion/complete`: `request_divergence_call`) carries the
-same record with `method` added; the tools' record stays as it was. The `universe_divergence` log
-line, the fleet's event and the trace's warning are all made from that one record, so the four
-cannot drift apart.
+A call that no recording answers carries `extra["divergence"]` in the call log, made from one
+typed `Divergence`: `tool`, `args`, `reason` (`no_recorded_result`, `sequence_exhausted`,
+`unknown_tool`, `client_answer_differs`), `policy` (the tool's miss policy), `matched` (the
+recording served, as the seed names it: the `nearest` policy's choice, else null) and `nearest`
+(the closest recording of the tool: `index`, `shared`, `differing_keys`; null when there is
+none). The replay engine and the mock server build it with `divergence_call`. A request of
+another method that the recording does not answer (`resources/read`, `prompts/get`,
+`completion/complete`: `request_divergence_call`) carries the same record with `method` added.
+The `universe_divergence` log line, the fleet's event and the trace's warning are all made from
+that one record, so the four cannot drift apart.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, TypeAlias
+
+import msgspec
 
 from .calls import MCPCall
-from .matching import Nearest
+from .matching import MissReason, Nearest
 from .miss_answers import unknown_tool_result
-from .universe import Universe
+from .universe import MissPolicy, Universe
 
 __all__ = [
+    "Divergence",
+    "DivergencePolicy",
+    "DivergenceReason",
+    "LiveOutcome",
     "divergence_call",
     "divergence_warning",
     "log_divergence",
@@ -30,13 +37,44 @@ __all__ = [
 ]
 
 
+DivergenceReason: TypeAlias = MissReason | Literal["recorded_live"]
+"""`recorded_live`: the `new_episodes` record mode had the live upstream answer the call."""
+DivergencePolicy: TypeAlias = MissPolicy | Literal["new_episodes"]
+LiveOutcome: TypeAlias = Literal["appended", "already_recorded", "failed"]
+"""What became of a live answer under `new_episodes` (the record's `live`)."""
+
+
+class Divergence(msgspec.Struct, frozen=True, omit_defaults=True, kw_only=True):
+    """The record of a call that left the recording: the call's `extra["divergence"]`.
+
+    The seed's fields (`policy`; `matched`, the recording served, null when none was) beside
+    ours. `method` is set for a request other than `tools/call`; `recording` (the index that
+    matched) and `client` (the exchange) for a `client_answer_differs` divergence; `live` for a
+    `recorded_live` one."""
+
+    method: str | msgspec.UnsetType = msgspec.UNSET
+    tool: str
+    args: dict[str, Any]
+    reason: DivergenceReason
+    policy: DivergencePolicy
+    matched: int | None = None
+    nearest: Nearest | None = None
+    recording: int | msgspec.UnsetType = msgspec.UNSET
+    client: dict[str, Any] | msgspec.UnsetType = msgspec.UNSET
+    live: LiveOutcome | msgspec.UnsetType = msgspec.UNSET
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record as the call log and traces hold it (`matched` and `nearest` always
+        written, null when there is none)."""
+        record: dict[str, Any] = msgspec.to_builtins(self)
+        record.setdefault("matched", None)
+        record.setdefault("nearest", None)
+        return record
+
+
 def divergence_call(
-    tool_name: str,
-    args: dict[str, Any],
+    divergence: Divergence,
     *,
-    reason: str,
-    policy: str,
-    nearest: Nearest | None,
     result: Any,
     is_error: bool,
     upstream: str | None,
@@ -44,35 +82,26 @@ def divergence_call(
 ) -> MCPCall:
     """The call-log entry of a call no recording answered, with its divergence record; `fault`
     (a failed `synthesize` hook) fails the scenario with that reason."""
-    extra: dict[str, Any] = {
-        "divergence": {
-            "tool": tool_name,
-            "args": args,
-            "reason": reason,
-            "policy": policy,
-            "nearest": nearest.to_dict() if nearest is not None else None,
-        }
-    }
+    extra: dict[str, Any] = {"divergence": divergence.to_dict()}
     if fault is not None:
         extra["fault"] = fault
-    return MCPCall(
-        tool_name=tool_name,
-        args=args,
+    call = MCPCall(
+        tool_name=divergence.tool,
+        args=divergence.args,
         result=result,
         extra=extra,
         upstream=upstream,
         is_error=is_error,
     )
+    if divergence.method is not msgspec.UNSET:
+        call.method = divergence.method
+    return call
 
 
 def unknown_tool_call(tool_name: str, args: dict[str, Any], *, upstream: str | None) -> MCPCall:
     """The call-log entry of a call to a tool the server does not declare (replay or mock)."""
     return divergence_call(
-        tool_name,
-        args,
-        reason="unknown_tool",
-        policy="fail_call",
-        nearest=None,
+        Divergence(tool=tool_name, args=args, reason="unknown_tool", policy="fail_call"),
         result=unknown_tool_result(tool_name),
         is_error=True,
         upstream=upstream,
@@ -84,23 +113,13 @@ def request_divergence_call(
 ) -> MCPCall:
     """The call-log entry of a request (not a tool call) that no recording answers: it is
     answered with the JSON-RPC error its method prescribes (policy `fail_call`)."""
-    return MCPCall(
-        method=method,
-        tool_name=target,
-        args=args,
+    return divergence_call(
+        Divergence(
+            method=method, tool=target, args=args, reason="no_recorded_result", policy="fail_call"
+        ),
         result={"error": "no_recorded_result", "method": method, "target": target},
-        extra={
-            "divergence": {
-                "method": method,
-                "tool": target,
-                "args": args,
-                "reason": "no_recorded_result",
-                "policy": "fail_call",
-                "nearest": None,
-            }
-        },
-        upstream=upstream,
         is_error=True,
+        upstream=upstream,
     )
 
 
@@ -144,6 +163,7 @@ def divergence_warning(
         "args": divergence.get("args", call.args),
         "reason": divergence.get("reason"),
         "policy": divergence.get("policy"),
+        "matched": divergence.get("matched"),
         "nearest": nearest,
     }
     if call.method != "tools/call":

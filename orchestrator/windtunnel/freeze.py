@@ -13,16 +13,21 @@ from .canonical import canonical_key, is_json_value
 from .errors import UniverseError
 from .universe import (
     FORMAT_VERSION,
+    MATCHING_FIELDS,
     CompletionRecord,
     Matching,
     PromptGet,
     Recording,
     ResourceRead,
     ServerSurface,
+    ToolMode,
     Universe,
     UniverseTool,
     flatten_wire_args,
+    matching_from_file,
+    tool_from_file,
     validate_universe,
+    with_modes,
     write_universe,
 )
 
@@ -34,10 +39,10 @@ RECORDING_META = "recording_meta"
 
 def freeze_universe(
     call_log: Iterable[MCPCall],
+    tools: Sequence[UniverseTool | Mapping[str, Any]] | Mapping[str, UniverseTool],
     *,
-    tools: Sequence[UniverseTool] | Mapping[str, UniverseTool],
     matching: Matching | Mapping[str, Any] | None = None,
-    path: str | os.PathLike[str] | None,
+    path: str | os.PathLike[str] | None = None,
     include_divergent: bool = False,
     meta: dict[str, Any] | None = None,
     server: ServerSurface | Mapping[str, Any] | None = None,
@@ -52,7 +57,9 @@ def freeze_universe(
     tools not in `tools` are refused, so the file always loads. A call whose
     `extra["recording_meta"]` is a non-empty object passes it on as its recording's `meta`.
     `matching` is a `Matching` or its mapping form, as in the file
-    (`{"arg_keys": {"client_lookup": ["query"]}}`).
+    (`{"arg_keys": {"client_lookup": ["query"]}}`, `"modes"` and object-form `arg_keys`
+    included). `tools` are `UniverseTool`s or their mapping form; without `path` nothing is
+    written. Arguments are normalized as the loader does (`flatten_wire_args`).
 
     The rest of the surface: `server` (a `ServerSurface` or its mapping form:
     `{"info": {"name": ..., "version": ...}, "instructions": ..., "capabilities": {...}}`),
@@ -62,10 +69,10 @@ def freeze_universe(
     mock server's `surface()` gives all of it: `freeze_universe(log, **mock.surface_parts(),
     ...)`). Any problem is a `UniverseError` raised before anything is written.
     """
-    tool_list = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
-    modes = {tool.name: tool.mode for tool in tool_list}
     file = os.fspath(path) if path is not None else "<frozen universe>"
-    rules = _matching(matching, file)
+    rules, rule_modes = _matching(matching, file)
+    tool_list = with_modes(_tools(tools, file), rule_modes)
+    modes = {tool.name: tool.mode for tool in tool_list}
     seen: set[tuple[str, Any]] = set()
     recordings: list[Recording] = []
     other_calls: list[MCPCall] = []
@@ -126,38 +133,43 @@ def freeze_universe(
     return universe
 
 
-def _matching(matching: Matching | Mapping[str, Any] | None, file: str) -> Matching:
-    """The matching rules, from a `Matching` or the mapping form a universe file holds."""
+def _matching(
+    matching: Matching | Mapping[str, Any] | None, file: str
+) -> tuple[Matching, dict[str, ToolMode]]:
+    """The matching rules, from a `Matching` or the mapping form a universe file holds (with
+    every spelling the file allows: `modes`, object-form `arg_keys`), and the modes they set."""
     if matching is None:
-        return Matching()
+        return Matching(), {}
     if isinstance(matching, Matching):
-        return matching
+        return matching, {}
     if not isinstance(matching, Mapping):
         raise UniverseError(
             f"matching must be a Matching or a mapping, got {type(matching).__name__}",
             file=file,
             path="$.matching",
         )
-    try:
-        return msgspec.convert(dict(matching), Matching)
-    except msgspec.ValidationError as exc:
-        message, _, where = str(exc).partition(" - at `")
-        path = "$.matching" + where.rstrip("`").removeprefix("$") if where else "$.matching"
-        raise UniverseError(message, file=file, path=_name_the_key(matching, path)) from None
+    # A file from a newer producer may carry fields this release does not know; a mapping in
+    # the caller's own code that does is a typo.
+    unknown = sorted(set(matching) - MATCHING_FIELDS)
+    if unknown:
+        raise UniverseError(
+            f"Object contains unknown field `{unknown[0]}`", file=file, path="$.matching"
+        )
+    return matching_from_file(dict(matching), file=file)
 
 
-def _name_the_key(matching: Mapping[str, Any], path: str) -> str:
-    """msgspec writes a mapping's key as `[...]`: put the key that fails in its place."""
-    field, sep, _ = path.removeprefix("$.matching.").partition("[...]")
-    entries = matching.get(field)
-    if not sep or not isinstance(entries, Mapping):
-        return path
-    for key, value in entries.items():
-        try:
-            msgspec.convert({field: {key: value}}, Matching)
-        except msgspec.ValidationError:
-            return path.replace("[...]", f".{key}", 1)
-    return path
+def _tools(
+    tools: Sequence[UniverseTool | Mapping[str, Any]] | Mapping[str, UniverseTool], file: str
+) -> list[UniverseTool]:
+    """`UniverseTool`s, or tool definitions in the file's mapping form (as windtunnel-bench's
+    `freeze_universe` takes them), or `{name: UniverseTool}`."""
+    given = list(tools.values()) if isinstance(tools, Mapping) else list(tools)
+    return [
+        tool
+        if isinstance(tool, UniverseTool)
+        else tool_from_file(dict(tool), file=file, path=f"$.tools[{i}]")
+        for i, tool in enumerate(given)
+    ]
 
 
 def _server(server: ServerSurface | Mapping[str, Any] | None, file: str) -> ServerSurface | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from collections.abc import Iterable
 from itertools import chain, combinations, islice
 from typing import Any, Final, Literal, TypeAlias
 
@@ -35,7 +36,6 @@ MissReason: TypeAlias = Literal[
 """`client_answer_differs`: the recording matched, but the live client answered a request the
 server makes while answering (elicitation, sampling, roots) otherwise than the recorded one."""
 
-_ABSENT: Final = ("absent",)
 # Posting lists longer than this also get a set, for C-speed membership in `nearest`.
 _SET_AT: Final = 32
 # Beyond this many shared pairs, trying subsets costs more than counting postings.
@@ -54,10 +54,13 @@ class Nearest(msgspec.Struct, frozen=True):
 
 
 class Hit(msgspec.Struct, frozen=True):
-    """A call answered by recording `index` at `tier`."""
+    """A call answered by recording `index` at `tier`: the call's `extra["match"]`."""
 
     tier: Tier
     index: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tier": self.tier, "index": self.index}
 
 
 class Miss(msgspec.Struct, frozen=True):
@@ -88,16 +91,22 @@ class _ToolIndex:
 
     def __init__(self, tool: UniverseTool, arg_keys: list[str] | None) -> None:
         self.tool = tool
-        self.arg_keys = tuple(arg_keys) if arg_keys else None
+        # An empty list is a keyed tier all of whose (no) keys agree: every call of the tool
+        # hits its first recording there, as in windtunnel-bench.
+        self.arg_keys = tuple(arg_keys) if arg_keys is not None else None
         self.keyed: dict[CanonicalKey, Postings] = {}
         self.pairs: dict[tuple[str, CanonicalKey], Postings] = {}
         self.pair_sets: dict[tuple[str, CanonicalKey], set[int]] = {}
         self.recordings: list[int] = []
         self.first: int | None = None
 
-    def keyed_key(self, args: dict[str, Any]) -> CanonicalKey:
+    def keyed_key(self, args: dict[str, Any]) -> CanonicalKey | None:
+        """The canonical values of the tool's `arg_keys` in `args`; None when one is absent (a
+        keyed match needs every key on both sides)."""
         assert self.arg_keys is not None
-        return tuple([canonical_key(args[k]) if k in args else _ABSENT for k in self.arg_keys])
+        if not all(k in args for k in self.arg_keys):
+            return None
+        return tuple([canonical_key(args[k]) for k in self.arg_keys])
 
 
 class UniverseIndex:
@@ -123,7 +132,8 @@ class UniverseIndex:
             _post(self._exact, (recording.tool_name, ("o", tuple(items))), i)
             if tindex.arg_keys is not None:
                 ckeys = dict(items)
-                _post(tindex.keyed, tuple([ckeys.get(k, _ABSENT) for k in tindex.arg_keys]), i)
+                if all(k in ckeys for k in tindex.arg_keys):
+                    _post(tindex.keyed, tuple([ckeys[k] for k in tindex.arg_keys]), i)
             for pair in items:
                 _post(tindex.pairs, pair, i)
             tindex.recordings.append(i)
@@ -152,7 +162,9 @@ class UniverseIndex:
         """Recording indices that match exactly, and those that match on `arg_keys` (file order)."""
         tindex = self._tools[tool_name]
         exact = self._exact.get((tool_name, args_key(args)), [])
-        keyed = tindex.keyed.get(tindex.keyed_key(args), []) if tindex.arg_keys else []
+        keyed: Postings = []
+        if tindex.arg_keys is not None:
+            keyed = tindex.keyed.get(tindex.keyed_key(args), [])
         return exact, keyed
 
     def recordings_of(self, tool_name: str) -> list[int]:
@@ -185,6 +197,19 @@ class UniverseIndex:
                 if index not in seen:
                     ranked.append((index, 0))
         return [self._describe(index, shared, args) for index, shared in ranked]
+
+    def take_nearest(
+        self, tool_name: str, args: dict[str, Any], state: SequenceState
+    ) -> Nearest | None:
+        """For a sequence-mode tool's `nearest` miss: the nearest recording not yet consumed,
+        consumed now (consume-once holds on every path); None when every one is used."""
+        tindex = self._tools[tool_name]
+        counts: Counter[int] = Counter()
+        for key, value in args.items():
+            counts.update(tindex.pairs.get((key, canonical_key(value)), ()))
+        ranked = sorted(tindex.recordings, key=lambda index: (-counts[index], index))
+        index = state.take_first(ranked)
+        return None if index is None else self._describe(index, counts[index], args)
 
     @staticmethod
     def _best_by_subsets(tindex: _ToolIndex, args: dict[str, Any]) -> tuple[int, int] | None:
@@ -314,6 +339,15 @@ class SequenceState:
         index = candidates[position]
         self._consumed[index] = 1
         return index
+
+    def take_first(self, ranked: Iterable[int]) -> int | None:
+        """Consume the first of `ranked` not consumed yet, and give it (None: all are)."""
+        with self._lock:
+            for index in ranked:
+                if not self._consumed[index]:
+                    self._consumed[index] = 1
+                    return index
+        return None
 
     def consumed(self, index: int) -> bool:
         return bool(self._consumed[index])

@@ -45,7 +45,11 @@ def empty_result(index: UniverseIndex, tool_name: str) -> Any:
     if schema is not None:
         declared = schema.get("type")
         if isinstance(declared, list):
-            declared = next((t for t in declared if t != "null"), declared[0] if declared else None)
+            # Among several types the container or string one answers, in windtunnel-bench's
+            # order; else the first that is not null.
+            preferred = [t for t in ("array", "object", "string") if t in declared]
+            others = [t for t in declared if t != "null"]
+            declared = (preferred or others or declared or [None])[0]
         if isinstance(declared, str) and declared in _EMPTY_BY_TYPE:
             return _EMPTY_BY_TYPE[declared]
         if "items" in schema:
@@ -57,8 +61,11 @@ def empty_result(index: UniverseIndex, tool_name: str) -> Any:
     return {}
 
 
-def fail_call_result(tool_name: str, miss: Miss, nearest: Nearest | None) -> dict[str, Any]:
-    """The structured tool error of the `fail_call` policy."""
+def fail_call_result(
+    tool_name: str, args: dict[str, Any], miss: Miss, nearest: Nearest | None
+) -> dict[str, Any]:
+    """The structured tool error of the `fail_call` policy: the seed's `{"error":
+    "no_recorded_result", "tool", "args"}` and why (`reason`, `message`, `nearest`)."""
     if miss.reason == "sequence_exhausted":
         message = f"every recording of {tool_name!r} matching these arguments was already used"
     elif miss.reason == "client_answer_differs":
@@ -71,6 +78,7 @@ def fail_call_result(tool_name: str, miss: Miss, nearest: Nearest | None) -> dic
     return {
         "error": "no_recorded_result",
         "tool": tool_name,
+        "args": args,
         "reason": miss.reason,
         "message": message,
         "nearest": nearest.to_dict() if nearest is not None else None,

@@ -10,24 +10,26 @@ from __future__ import annotations
 import time
 from typing import Any, NamedTuple
 
+import msgspec
 import structlog
 
 from .call_log import CallListener, CallLog
 from .calls import MCPCall, is_tool_result
 from .canonical import is_json_value
 from .divergence import (
+    Divergence,
     divergence_call,
     log_divergence,
     request_divergence_call,
     unknown_tool_call,
 )
 from .errors import HookRequiredError
-from .matching import Hit, Miss, SequenceState, UniverseIndex
+from .matching import Hit, Miss, Nearest, SequenceState, UniverseIndex
 from .miss_answers import SynthesizeHook, empty_result, fail_call_result
 from .surface_matching import SurfaceIndex
-from .universe import Universe, validate_universe
+from .universe import Universe, flatten_wire_args, validate_universe
 
-__all__ = ["CallListener", "ClientExchange", "Replay"]
+__all__ = ["CallListener", "ClientExchange", "MissAnswer", "Replay"]
 
 logger = structlog.get_logger("windtunnel")
 
@@ -39,6 +41,16 @@ class ClientExchange(NamedTuple):
 
     unsent: int = 0
     differs: dict[str, Any] | None = None
+
+
+class MissAnswer(NamedTuple):
+    """What a miss policy gives the agent: the payload, whether it is a tool error, the
+    recording it served (`matched`) and a fault that fails the scenario (a broken hook)."""
+
+    result: Any
+    is_error: bool = False
+    matched: int | None = None
+    fault: str | None = None
 
 
 class Replay:
@@ -92,7 +104,7 @@ class Replay:
                     tool_name=target,
                     args=args,
                     result=self._recorded_answer(method, index),
-                    extra={"match": {"tier": "exact", "index": index}},
+                    extra={"match": Hit(tier="exact", index=index).to_dict()},
                     upstream=self.upstream,
                 )
             call.started_at = started_at
@@ -115,11 +127,18 @@ class Replay:
     def call_log(self) -> list[MCPCall]:
         return self.log.calls()
 
+    def reset(self) -> None:
+        """Forget every call and every consumed recording (listeners stay)."""
+        with self.log.lock:
+            self.log.clear()
+            self._state = SequenceState(len(self.universe.recordings))
+
     def call(self, tool_name: str, args: dict[str, Any], *, tell_listeners: bool = True) -> MCPCall:
         """Answer one call and record it; with `tell_listeners=False` the listeners hear of it
         at the next `tell_listeners()` (or the next call that tells them)."""
         # Resolved under the log's lock (reentrant: a synthesize hook may read the log), so the
         # sequence state and the log order agree when two threads answer.
+        args = flatten_wire_args(tool_name, args)
         with self.log.lock:
             call = self._answer(tool_name, args)
             self.log.append(call, tell_listeners=tell_listeners)
@@ -172,10 +191,9 @@ class Replay:
                     reason="client_answer_differs",
                     policy=self.universe.matching.policy_for(tool_name),
                 )
-                call = self._apply_policy(tool_name, args, miss)
-                divergence = call.extra["divergence"]
-                divergence["recording"] = outcome.index
-                divergence["client"] = exchange.differs
+                call = self._apply_policy(
+                    tool_name, args, miss, recording=outcome.index, client=exchange.differs
+                )
                 if self.log_events:
                     log_divergence(call, scenario=self.scenario)
             else:
@@ -191,7 +209,7 @@ class Replay:
             tool_name=tool_name,
             args=args,
             result=result,
-            extra={"match": {"tier": outcome.tier, "index": outcome.index}},
+            extra={"match": outcome.to_dict()},
             upstream=self.upstream,
             is_error=is_tool_result(result) and result.get("isError") is True,
         )
@@ -211,7 +229,7 @@ class Replay:
                 tool_name=tool_name,
                 args=args,
                 result=result,
-                extra={"match": {"tier": outcome.tier, "index": outcome.index}},
+                extra={"match": outcome.to_dict()},
                 upstream=self.upstream,
                 is_error=is_tool_result(result) and result.get("isError") is True,
             )
@@ -247,52 +265,85 @@ class Replay:
             log_divergence(call, scenario=self.scenario)
         return call
 
-    def _apply_policy(self, tool_name: str, args: dict[str, Any], miss: Miss) -> MCPCall:
-        """Answer a call of a declared tool that no recording matches, by the tool's policy."""
+    def _apply_policy(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        miss: Miss,
+        *,
+        recording: int | None = None,
+        client: dict[str, Any] | None = None,
+    ) -> MCPCall:
+        """Answer a call of a declared tool that no recording matches, by the tool's policy,
+        and make its divergence record (`recording` and `client`: the evidence of a
+        `client_answer_differs` miss)."""
         nearest = (
             self.index.nearest(tool_name, args)[0] if self.index.recordings_of(tool_name) else None
         )
-        policy = miss.policy
-        is_error = False
-        fault: str | None = None
-        result: Any
-        if policy == "nearest" and nearest is not None:
-            result = self.universe.recordings[nearest.index].result
-        elif policy == "empty":
-            result = empty_result(self.index, tool_name)
-        elif policy == "synthesize":
-            assert self.synthesize is not None  # checked at construction
-            try:
-                result = self.synthesize(tool_name, dict(args), self.universe)
-            except Exception as exc:  # a user hook may fail in any way; the server must not
-                fault = f"the synthesize hook raised {type(exc).__name__}: {exc}"
-            else:
-                if not is_json_value(result):
-                    # It would fail the answer's encoding, and later the trace's, far from here.
-                    fault = f"the synthesize hook returned {type(result).__name__}, not JSON data"
-            if fault is not None:
-                logger.error(
-                    "synthesize_failed",
-                    tool=tool_name,
-                    error=fault,
-                    upstream=self.upstream,
-                    scenario=self.scenario,
-                )
-                result = {"error": "synthesize_failed", "tool": tool_name, "message": fault}
-                is_error = True
-        else:
-            # `fail_call`, and `nearest` on a tool with no recordings.
-            policy = "fail_call"
-            result = fail_call_result(tool_name, miss, nearest)
-            is_error = True
-        return divergence_call(
-            tool_name,
-            args,
+        answer = self._policy_answer(tool_name, args, miss, nearest)
+        divergence = Divergence(
+            tool=tool_name,
+            args=args,
             reason=miss.reason,
-            policy=policy,
+            policy=miss.policy,
+            matched=answer.matched,
             nearest=nearest,
-            result=result,
-            is_error=is_error,
-            upstream=self.upstream,
-            fault=fault,
+            recording=msgspec.UNSET if recording is None else recording,
+            client=msgspec.UNSET if client is None else client,
         )
+        return divergence_call(
+            divergence,
+            result=answer.result,
+            is_error=answer.is_error,
+            upstream=self.upstream,
+            fault=answer.fault,
+        )
+
+    def _policy_answer(
+        self, tool_name: str, args: dict[str, Any], miss: Miss, nearest: Nearest | None
+    ) -> MissAnswer:
+        """What the miss policy gives the agent (`miss_answers` has the values)."""
+        policy = miss.policy
+        if policy == "nearest":
+            served = self._serve_nearest(tool_name, args, nearest)
+            if served is not None:
+                return MissAnswer(self.universe.recordings[served].result, matched=served)
+        elif policy == "empty":
+            return MissAnswer(empty_result(self.index, tool_name))
+        elif policy == "synthesize":
+            return self._synthesized(tool_name, args)
+        # `fail_call`, and `nearest` with no recording left to serve.
+        return MissAnswer(fail_call_result(tool_name, args, miss, nearest), is_error=True)
+
+    def _serve_nearest(
+        self, tool_name: str, args: dict[str, Any], nearest: Nearest | None
+    ) -> int | None:
+        """The recording the `nearest` policy serves: of a sequence-mode tool, the nearest not
+        yet consumed, consumed now (consume-once holds on every path)."""
+        tool = self.index.tool(tool_name)
+        if tool is not None and tool.mode == "sequence":
+            taken = self.index.take_nearest(tool_name, args, self._state)
+            return taken.index if taken is not None else None
+        return nearest.index if nearest is not None else None
+
+    def _synthesized(self, tool_name: str, args: dict[str, Any]) -> MissAnswer:
+        """The hook's answer; a hook that fails (or answers what is not JSON) is a fault."""
+        assert self.synthesize is not None  # checked at construction
+        try:
+            result = self.synthesize(tool_name, dict(args), self.universe)
+        except Exception as exc:  # a user hook may fail in any way; the server must not
+            fault = f"the synthesize hook raised {type(exc).__name__}: {exc}"
+        else:
+            if is_json_value(result):
+                return MissAnswer(result)
+            # It would fail the answer's encoding, and later the trace's, far from here.
+            fault = f"the synthesize hook returned {type(result).__name__}, not JSON data"
+        logger.error(
+            "synthesize_failed",
+            tool=tool_name,
+            error=fault,
+            upstream=self.upstream,
+            scenario=self.scenario,
+        )
+        failed = {"error": "synthesize_failed", "tool": tool_name, "message": fault}
+        return MissAnswer(failed, is_error=True, fault=fault)

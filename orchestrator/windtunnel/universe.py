@@ -1,7 +1,11 @@
 """The universe file: models, loading, validation and writing (DESIGN §3).
 
-A universe is data only. Loading never executes anything from the file; the only code a universe
-can reach is a `synthesize` hook the user passes from their own Python.
+Within version 1 the format is forward tolerant (windtunnel-bench design 0001): a field this
+release does not know loads, takes no part in matching and is not written back;
+`universe_warnings` names each one with its JSON path.
+
+A universe is data only. Loading never executes anything from the file; the only code a
+universe can reach is a `synthesize` hook the user passes from their own Python.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from .universe_surface import (
 
 __all__ = [
     "FORMAT_VERSION",
+    "MATCHING_FIELDS",
     "MAX_NESTING",
     "POLICIES",
     "CompletionRecord",
@@ -48,7 +53,10 @@ __all__ = [
     "encode_universe",
     "flatten_wire_args",
     "load_universe",
+    "matching_from_file",
+    "tool_from_file",
     "validate_universe",
+    "with_modes",
     "write_universe",
 ]
 
@@ -67,7 +75,7 @@ def _object_schema() -> dict[str, Any]:
     return {"type": "object"}
 
 
-class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+class UniverseTool(msgspec.Struct, omit_defaults=True, frozen=True):
     """A tool the universe offers: what the agent sees in `tools/list`."""
 
     name: str
@@ -103,7 +111,7 @@ class UniverseTool(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tru
         return tool
 
 
-class Recording(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=False):
+class Recording(msgspec.Struct, frozen=True, gc=False):
     """A witnessed call at rest: the same shape as an `MCPCall` (tool, flat args, result).
 
     `meta` is free-form provenance of this one recording (e.g. `{"provenance": "model_view"}`
@@ -124,7 +132,7 @@ class Recording(msgspec.Struct, forbid_unknown_fields=True, frozen=True, gc=Fals
     with the client's `response`); not written when unset."""
 
 
-class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+class Matching(msgspec.Struct, omit_defaults=True, frozen=True):
     """How live calls that miss are answered, and which keys identify a call per tool."""
 
     on_miss: MissPolicy = "fail_call"
@@ -135,9 +143,7 @@ class Matching(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, f
         return self.per_tool_on_miss.get(tool_name, self.on_miss)
 
 
-class Universe(
-    msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True, weakref=True
-):
+class Universe(msgspec.Struct, omit_defaults=True, frozen=True, weakref=True):
     """A hermetic fake upstream: tools, recordings and matching rules."""
 
     windtunnel_universe: int
@@ -168,13 +174,15 @@ class _VersionOnly(msgspec.Struct):
     windtunnel_universe: Any = None
 
 
-class _Outline(msgspec.Struct, forbid_unknown_fields=True):
-    """A universe whose recordings are still raw JSON (checked for syntax, not yet decoded)."""
+class _Outline(msgspec.Struct):
+    """A universe whose recordings are still raw JSON (checked for syntax, not yet decoded), and
+    whose tools and matching rules are still as written (`tool_from_file`, `matching_from_file`
+    read the spellings the format allows)."""
 
     windtunnel_universe: int
-    tools: list[UniverseTool]
+    tools: list[dict[str, Any]]
     recordings: list[msgspec.Raw] = msgspec.field(default_factory=list)
-    matching: Matching = msgspec.field(default_factory=Matching)
+    matching: dict[str, Any] | None = None
     meta: dict[str, Any] = msgspec.field(default_factory=dict)
     server: ServerSurface | None = None
     resources: list[dict[str, Any]] = msgspec.field(default_factory=list)
@@ -189,15 +197,140 @@ _outline_decoder = msgspec.json.Decoder(_Outline)
 _recording_decoder = msgspec.json.Decoder(Recording)
 
 
-def flatten_wire_args(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
-    """Flatten a wire wrapper (`{"arguments": {...}}` or `{"name": tool, "arguments": {...}}`)."""
-    wrapped = isinstance(args.get("arguments"), dict) and (
-        len(args) == 1 or (len(args) == 2 and args.get("name") == tool_name)
+_NULL_MEANS_DEFAULT = ("description", "mode")
+"""Tool fields a file may write as `null` for "the default" (windtunnel-bench writes
+`"description": null` for a tool without one)."""
+
+
+def tool_from_file(raw: Any, *, file: str = "<universe>", path: str = "$.tools[0]") -> UniverseTool:
+    """A tool as a file writes it: `null` for a default where `_NULL_MEANS_DEFAULT` allows it,
+    unknown fields left out (`universe_warnings` names them)."""
+    if isinstance(raw, dict) and any(raw.get(key, "") is None for key in _NULL_MEANS_DEFAULT):
+        raw = {k: v for k, v in raw.items() if not (v is None and k in _NULL_MEANS_DEFAULT)}
+    tool: UniverseTool = _convert(raw, UniverseTool, file, path)
+    return tool
+
+
+class _ArgKeysObject(msgspec.Struct):
+    """The object form of an `arg_keys` entry: `{"keys": [...], "mode": "sequence"}` (or
+    `arg_keys` for `keys`), as windtunnel-bench reads it."""
+
+    keys: list[str] | None = None
+    arg_keys: list[str] | None = None
+    mode: ToolMode | None = None
+
+
+class _MatchingFields(msgspec.Struct):
+    on_miss: MissPolicy | None = None
+    per_tool_on_miss: dict[str, Any] | None = None
+    arg_keys: dict[str, Any] | None = None
+    modes: dict[str, Any] | None = None
+
+
+MATCHING_FIELDS = frozenset(field.name for field in msgspec.structs.fields(_MatchingFields))
+"""The fields `matching` may hold."""
+
+
+def matching_from_file(
+    raw: Any, *, file: str = "<universe>", path: str = "$.matching"
+) -> tuple[Matching, dict[str, ToolMode]]:
+    """The matching rules as a file writes them, and the tool modes they set.
+
+    Besides `on_miss`, `per_tool_on_miss` and `arg_keys` lists, the spellings windtunnel-bench
+    reads load: `null` for any of them (the default), an `arg_keys` entry in object form
+    (`{"keys": [...], "mode": ...}`), and `modes` (`{tool: mode}`, which wins over the object
+    form's mode, as there). The modes are given back to be set on the tools (`tools[*].mode`
+    is where this format keeps a mode). A key listed twice counts once."""
+    if raw is None:
+        return Matching(), {}
+    fields = _convert(raw, _MatchingFields, file, path)
+    per_tool: dict[str, MissPolicy] = {}
+    for tool_name, policy in (fields.per_tool_on_miss or {}).items():
+        where = f"{path}.per_tool_on_miss.{tool_name}"
+        per_tool[tool_name] = _convert(policy, MissPolicy, file, where)
+    arg_keys: dict[str, list[str]] = {}
+    modes: dict[str, ToolMode] = {}
+    for tool_name, entry in (fields.arg_keys or {}).items():
+        where = f"{path}.arg_keys.{tool_name}"
+        if isinstance(entry, dict):
+            form = _convert(entry, _ArgKeysObject, file, where)
+            keys = form.keys if form.keys is not None else form.arg_keys or []
+            if form.mode is not None:
+                modes[tool_name] = form.mode
+        else:
+            keys = _convert(entry, list[str], file, where)
+        arg_keys[tool_name] = list(dict.fromkeys(keys))
+    for tool_name, mode in (fields.modes or {}).items():
+        where = f"{path}.modes.{tool_name}"
+        modes[tool_name] = _convert(mode, ToolMode, file, where)
+    matching = Matching(
+        on_miss=fields.on_miss or "fail_call", per_tool_on_miss=per_tool, arg_keys=arg_keys
     )
-    if wrapped:
-        inner: dict[str, Any] = args["arguments"]
-        return inner
-    return args
+    return matching, modes
+
+
+def with_modes(tools: list[UniverseTool], modes: dict[str, ToolMode]) -> list[UniverseTool]:
+    """`tools` with the modes the matching rules set (a mode for an undeclared tool sets none)."""
+    if not modes:
+        return tools
+    return [
+        msgspec.structs.replace(tool, mode=modes[tool.name])
+        if modes.get(tool.name, tool.mode) != tool.mode
+        else tool
+        for tool in tools
+    ]
+
+
+def _convert(value: Any, type_: Any, file: str, path: str) -> Any:
+    """`msgspec.convert`, its error a `UniverseError` at `path` (plus msgspec's own path)."""
+    try:
+        return msgspec.convert(value, type_)
+    except msgspec.ValidationError as exc:
+        message, _, where = str(exc).partition(" - at `")
+        inner = where.rstrip("`").removeprefix("$") if where else ""
+        raise UniverseError(message, file=file, path=path + inner) from None
+
+
+def flatten_wire_args(tool_name: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The flat arguments inside a wire wrapper, or `args` itself when it is not one.
+
+    The wrappers runtimes put around a call's arguments, each recognised only in full (its keys
+    exactly these; a name, where it has one, this tool's), so a tool whose own parameters are
+    called `name`, `arguments`, `args` or `function` keeps them:
+
+    - MCP's params: `{"arguments": {...}}`, `{"name": tool, "arguments": {...}}`;
+    - a worker's flat call: `{"name": tool, "args": {...}}`;
+    - OpenAI's tool call: `{"function": {"name": tool, "arguments": "<JSON object>"}}`, also
+      with its `id` and `type` beside `function` (`arguments` a JSON text or an object).
+
+    One level is flattened: what is inside is taken as flat.
+    """
+    if len(args) > 3 or ("arguments" not in args and "args" not in args and "function" not in args):
+        return args  # the common case, decided without building anything
+    keys = args.keys()
+    inner: Any = None
+    if keys == {"arguments"} or (keys == {"name", "arguments"} and args["name"] == tool_name):
+        inner = args["arguments"]
+    elif keys == {"name", "args"} and args["name"] == tool_name:
+        inner = args["args"]
+    elif keys == {"function"} or keys == {"id", "type", "function"}:
+        inner = _openai_arguments(tool_name, args["function"])
+    return inner if isinstance(inner, dict) else args
+
+
+def _openai_arguments(tool_name: str, function: Any) -> Any:
+    """The arguments object of an OpenAI `function` part, or None when it is not one."""
+    if not isinstance(function, dict) or "arguments" not in function:
+        return None
+    if not function.keys() <= {"name", "arguments"} or function.get("name", tool_name) != tool_name:
+        return None
+    arguments = function["arguments"]
+    if isinstance(arguments, str):
+        try:
+            return msgspec.json.decode(arguments)
+        except (msgspec.DecodeError, RecursionError):
+            return None
+    return arguments
 
 
 _BYTE_OFFSET = re.compile(r"\(byte (\d+)\)$")
@@ -244,11 +377,15 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
         _raise_version_error(data, file)
         message, path = _split_msgspec_error(exc, data)
         raise UniverseError(message, file=file, path=path) from None
+    tools = [
+        tool_from_file(raw, file=file, path=f"$.tools[{i}]") for i, raw in enumerate(outline.tools)
+    ]
+    matching, modes = matching_from_file(outline.matching, file=file)
     universe = Universe(
         windtunnel_universe=outline.windtunnel_universe,
-        tools=outline.tools,
+        tools=with_modes(tools, modes),
         recordings=recordings,
-        matching=outline.matching,
+        matching=matching,
         meta=outline.meta,
         server=outline.server,
         resources=outline.resources,
@@ -382,23 +519,8 @@ def _check_references(universe: Universe, file: str, nesting_checked: bool) -> N
                 file=file,
                 path=f"$.recordings[{i}].tool_name",
             )
-    for tool_name, keys in universe.matching.arg_keys.items():
-        where = f"$.matching.arg_keys.{tool_name}"
-        if tool_name not in names:
-            raise UniverseError(
-                f"arg_keys names undeclared tool {tool_name!r}", file=file, path=where
-            )
-        if not keys:
-            raise UniverseError("arg_keys needs at least one key", file=file, path=where)
-        if len(set(keys)) != len(keys):
-            raise UniverseError("arg_keys lists a key twice", file=file, path=where)
-    for tool_name in universe.matching.per_tool_on_miss:
-        if tool_name not in names:
-            raise UniverseError(
-                f"per_tool_on_miss names undeclared tool {tool_name!r}",
-                file=file,
-                path=f"$.matching.per_tool_on_miss.{tool_name}",
-            )
+    # `arg_keys` / `per_tool_on_miss` entries naming no declared tool, and empty key lists,
+    # load: the format says so, and `universe_warnings` reports them.
     check_surface(
         server=universe.server,
         resources=universe.resources,
@@ -456,7 +578,8 @@ def encode_universe(universe: Universe) -> bytes:
     ]
     written = msgspec.structs.replace(
         universe,
-        recordings=recordings,
+        # Written even when empty: windtunnel-bench requires the key (and so does design 0001).
+        recordings=recordings or msgspec.Raw(b"[]"),
         # Left as they are when empty, so their defaults are still omitted.
         matching=_sorted_json(universe.matching) if universe.matching != Matching() else Matching(),
         meta=_sorted_json(universe.meta) if universe.meta else {},

@@ -34,7 +34,7 @@ __all__ = [
 MAX_NESTING = 128  # the same limit as universe.MAX_NESTING (which re-exports this one)
 
 
-class ServerSurface(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True):
+class ServerSurface(msgspec.Struct, omit_defaults=True, frozen=True):
     """The recorded server's identity: what `initialize` (or `server/discover`) answered.
 
     `info` is the `serverInfo` object and `capabilities` the capabilities object, both exactly as
@@ -46,14 +46,14 @@ class ServerSurface(msgspec.Struct, forbid_unknown_fields=True, omit_defaults=Tr
     capabilities: dict[str, Any] | None = None
 
 
-class ResourceRead(msgspec.Struct, forbid_unknown_fields=True, frozen=True):
+class ResourceRead(msgspec.Struct, frozen=True):
     """A `resources/read` answered: the URI asked for and the `ReadResourceResult` sent."""
 
     uri: str
     result: dict[str, Any]
 
 
-class PromptGet(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+class PromptGet(msgspec.Struct, frozen=True, kw_only=True):
     """A `prompts/get` answered: the prompt, its arguments (`{}` when none) and the result."""
 
     name: str
@@ -61,9 +61,7 @@ class PromptGet(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     result: dict[str, Any]
 
 
-class CompletionRecord(
-    msgspec.Struct, forbid_unknown_fields=True, omit_defaults=True, frozen=True, kw_only=True
-):
+class CompletionRecord(msgspec.Struct, omit_defaults=True, frozen=True, kw_only=True):
     """A `completion/complete` answered: the request's `ref`, `argument` and `context` (as sent,
     without `_meta`) and the `CompleteResult`."""
 

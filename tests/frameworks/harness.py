@@ -34,6 +34,7 @@ CHARGE = json.loads(BILLING.read_text())["recordings"][0]["result"]
 MISS_ERROR = {
     "error": "no_recorded_result",
     "tool": "client_lookup",
+    "args": {"query": "Nobody Inc"},
     "reason": "no_recorded_result",
     "message": "no recording of 'client_lookup' matches these arguments",
     "nearest": {"index": 0, "shared": 0, "differing_keys": ["query"]},

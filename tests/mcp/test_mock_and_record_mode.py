@@ -105,6 +105,7 @@ def test_mock_and_replay_log_an_unknown_tool_alike(tmp_path: Path) -> None:
             "args": {"a": 1},
             "reason": "unknown_tool",
             "policy": "fail_call",
+            "matched": None,
             "nearest": None,
         }
     )

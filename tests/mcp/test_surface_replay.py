@@ -158,6 +158,7 @@ async def test_off_recording_requests_are_divergences_with_the_spec_errors(mode:
             "args": c.args,
             "reason": "no_recorded_result",
             "policy": "fail_call",
+            "matched": None,
             "nearest": None,
         }
         for c in log

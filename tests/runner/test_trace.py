@@ -29,6 +29,7 @@ def test_each_divergence_becomes_one_warning_with_fixed_fields() -> None:
             "args": {"query": "Bluewing", "verbose": True},
             "reason": "no_recorded_result",
             "policy": "fail_call",
+            "matched": None,
             "nearest": {"index": 0, "shared": 0, "differing_keys": ["query", "verbose"]},
         }
     ]

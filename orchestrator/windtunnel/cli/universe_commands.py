@@ -14,6 +14,7 @@ from ..importing.secrets import scan_secrets
 from ..surface_matching import REQUEST_METHODS
 from ..terminal_text import escape_terminal
 from ..universe import load_universe
+from ..universe_warnings import UniverseWarning, load_universe_with_warnings
 from .commands import command_help
 
 __all__ = ["KIND_TEXT", "register_explain", "register_validate"]
@@ -32,14 +33,20 @@ KIND_TEXT = {
 def register_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     parser = sub.add_parser("validate", help=command_help("validate"))
     parser.add_argument("files", nargs="+", metavar="FILE")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit 1 when a file that loads has a WARN line (for producers' CI)",
+    )
     parser.set_defaults(func=run_validate)
 
 
 def run_validate(args: argparse.Namespace) -> int:
     problems = 0
+    warned = 0
     for file in args.files:
         try:
-            universe = load_universe(file)
+            universe, warnings = load_universe_with_warnings(file)
         except UniverseError as exc:
             problems += 1
             print(escape_terminal(str(exc)), file=sys.stderr)
@@ -49,6 +56,7 @@ def run_validate(args: argparse.Namespace) -> int:
         tools = len(universe.tools)
         recordings = len(universe.recordings)
         print(say(f"{file}: ok ({tools} tools, {recordings} recordings)"))
+        warned += print_universe_warnings(file, warnings)
         for path, kind in scan_secrets(
             msgspec.to_builtins(universe.recordings), root="$.recordings"
         ):
@@ -70,7 +78,17 @@ def run_validate(args: argparse.Namespace) -> int:
                     f"(tools: {', '.join(needs_hook)})"
                 )
             )
-    return 2 if problems else 0
+    if problems:
+        return 2
+    return 1 if args.strict and warned else 0
+
+
+def print_universe_warnings(file: str, warnings: list[UniverseWarning]) -> int:
+    """One `WARN FILE: $.path: message` line per warning (forward tolerance: loaded, but not
+    read as written); how many were printed."""
+    for warning in warnings:
+        print(escape_terminal(f"WARN {file}: {warning.path}: {warning.message}"))
+    return len(warnings)
 
 
 def register_explain(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -4,8 +4,17 @@ from __future__ import annotations
 
 from ._sdk_server import ToolSpec
 from ._surface_server import ServedSurface
+from .handle import ServerHandle
 from .mock import MockMCPServer
-from .recorded import RecordedMCPServer
+from .recorded import RecordedMCPHandle, RecordedMCPServer
 from .spi import MCPServer
 
-__all__ = ["MCPServer", "MockMCPServer", "RecordedMCPServer", "ServedSurface", "ToolSpec"]
+__all__ = [
+    "MCPServer",
+    "MockMCPServer",
+    "RecordedMCPHandle",
+    "RecordedMCPServer",
+    "ServedSurface",
+    "ServerHandle",
+    "ToolSpec",
+]

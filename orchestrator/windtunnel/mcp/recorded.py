@@ -11,12 +11,16 @@ from ..errors import UnknownToolError
 from ..miss_answers import SynthesizeHook
 from ..replay import CallListener, ClientExchange, Replay
 from ..surface_matching import REQUEST_METHODS
-from ..universe import Universe, load_universe
+from ..universe import Universe, flatten_wire_args, load_universe
 from ._sdk_server import Exchange, SessionState, SyncAnswer, ToolSpec
 from ._surface_server import ServedSurface
+from .handle import ServerHandle
 from .spi import MCPServer
 
-__all__ = ["RecordedMCPServer", "upstream_name"]
+__all__ = ["RecordedMCPHandle", "RecordedMCPServer", "upstream_name"]
+
+RecordedMCPHandle = ServerHandle
+"""windtunnel-bench's name for what `RecordedMCPServer(...).start()` returns."""
 
 _SEQUENCE = "windtunnel.sequence"
 """Where an MCP session's state keeps its sequence position (`Replay.session_sequence_state`)."""
@@ -84,6 +88,7 @@ class RecordedMCPServer(MCPServer):
         exchange: Exchange,
         session: SessionState | None = None,
     ) -> MCPCall:
+        args = flatten_wire_args(tool_name, args)
         sequence = None
         if session is not None and tool_name in self._sequence_tools:
             # Made on the session's first sequence-mode call: the state is as large as the
@@ -148,9 +153,9 @@ class RecordedMCPServer(MCPServer):
             answer=partial(replay.call, tell_listeners=False), written=replay.tell_listeners
         )
 
-    def call_tool(self, tool_name: str, args: dict[str, Any]) -> Any:
+    def call_tool(self, tool_name: str, args: dict[str, Any] | None = None) -> Any:
         """Resolve a call exactly as a live MCP call would and return the bare payload."""
-        call = self.replay.call(tool_name, args)
+        call = self.replay.call(tool_name, dict(args or {}))
         if call.divergence is not None and call.divergence["reason"] == "unknown_tool":
             raise UnknownToolError(tool_name, self.replay.index.tool_names)
         return call.result
@@ -158,3 +163,8 @@ class RecordedMCPServer(MCPServer):
     def call_log(self) -> list[MCPCall]:
         """Every call so far, in arrival order."""
         return self.replay.call_log()
+
+    def reset_call_log(self) -> None:
+        """Forget the calls so far and what sequence-mode tools consumed: the next run starts
+        as a fresh server would (windtunnel-bench's runner calls this between runs)."""
+        self.replay.reset()

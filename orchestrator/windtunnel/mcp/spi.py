@@ -6,6 +6,9 @@
     calls = server.call_log()                          # every call, in arrival order
     await server.stop()                                # graceful, then hard after a deadline
 
+From plain synchronous code, `handle = server.start()` serves on a thread of its own and gives a
+`ServerHandle` (`handle.url`, `call_tool`, `call_log`, `reset_call_log`, `stop()`).
+
 `call_tool(name, args)` answers in process exactly as a live call would. Subclasses provide the
 tool list and `answer`; serving, stopping and stdio are shared here.
 """
@@ -13,8 +16,8 @@ tool list and `answer`; serving, stopping and stdio are shared here.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 import trio
 from mcp.server import Server
@@ -31,6 +34,7 @@ from ._surface_server import ServedSurface
 
 if TYPE_CHECKING:
     from ._http import HTTPServing
+    from .handle import ServerHandle
 
 __all__ = ["MCPServer"]
 
@@ -49,6 +53,7 @@ class MCPServer(ABC):
 
     def __init__(self) -> None:
         self._serving: HTTPServing | None = None
+        self._handle: ServerHandle | None = None
         self.reporter: Callable[[MCPCall], Awaitable[None]] | None = None
         """Awaited with every call that arrives over MCP (the orchestrator's router sets it)."""
 
@@ -246,16 +251,66 @@ class MCPServer(ABC):
             finally:
                 self._serving = None
 
-    async def start(
+    @overload
+    def start(
         self,
         nursery: trio.Nursery,
+        *,
+        host: str = ...,
+        port: int = ...,
+        allowed_hosts: Sequence[str] = ...,
+        allowed_origins: Sequence[str] = ...,
+    ) -> Coroutine[Any, Any, str]: ...
+
+    @overload
+    def start(
+        self,
+        nursery: None = None,
+        *,
+        host: str = ...,
+        port: int = ...,
+        allowed_hosts: Sequence[str] = ...,
+        allowed_origins: Sequence[str] = ...,
+    ) -> ServerHandle: ...
+
+    def start(
+        self,
+        nursery: trio.Nursery | None = None,
         *,
         host: str = "127.0.0.1",
         port: int = 0,
         allowed_hosts: Sequence[str] = (),
         allowed_origins: Sequence[str] = (),
+    ) -> Coroutine[Any, Any, str] | ServerHandle:
+        """Start serving (as `serve`) once the socket is bound.
+
+        From Trio, `url = await server.start(nursery)` serves in `nursery`. From plain
+        synchronous code, `handle = server.start()` serves on a thread of its own and returns a
+        `ServerHandle` (`url`, `call_tool`, `call_log`, `reset_call_log`, `stop`), as
+        windtunnel-bench's `start()` does."""
+        if nursery is None:
+            from .handle import ServerHandle
+
+            if self._handle is not None and not self._handle.stopped:
+                return self._handle
+            self._handle = ServerHandle(
+                self,
+                host=host,
+                port=port,
+                allowed_hosts=allowed_hosts,
+                allowed_origins=allowed_origins,
+            )
+            return self._handle
+        return self._start_in(nursery, host, port, allowed_hosts, allowed_origins)
+
+    async def _start_in(
+        self,
+        nursery: trio.Nursery,
+        host: str,
+        port: int,
+        allowed_hosts: Sequence[str],
+        allowed_origins: Sequence[str],
     ) -> str:
-        """Start serving in `nursery` (as `serve`); return the URL once the socket is bound."""
         # Named only when given: a subclass overriding `serve` with the older signature still
         # starts.
         allowed: dict[str, Sequence[str]] = {}
@@ -268,11 +323,28 @@ class MCPServer(ABC):
         )
         return url
 
-    async def stop(self, *, grace_s: float = 2.0) -> None:
-        """Stop serving: finish in-flight requests, then cancel whatever remains after `grace_s`."""
+    def stop(self, *, grace_s: float = 2.0) -> Awaitable[None]:
+        """Stop serving: finish in-flight requests, then cancel whatever remains after `grace_s`.
+
+        From Trio, `await server.stop()`. A server started from synchronous code (`start()`)
+        stops at once, and what is returned needs no awaiting (awaiting it does nothing)."""
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            handle.stop()
+            return _Stopped()
+        if self._serving is None:
+            return _Stopped()
+        return self._stop_serving(grace_s)
+
+    async def _stop_serving(self, grace_s: float) -> None:
         serving = self._serving
         if serving is not None:
             await serving.stop(grace_s=grace_s)
+
+    def reset_call_log(self) -> None:
+        """Forget the calls so far, so the next run starts afresh (a server type that keeps
+        other state per run resets it too)."""
+        raise ServerError(f"server {self.name!r} cannot reset its call log")
 
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes; recorded server messages are exchanged with
@@ -284,3 +356,12 @@ class MCPServer(ABC):
             tools = [spec.name for spec in self.tool_specs() if spec.name not in messaging]
             stdio_fast_path = StdioFastPath(sdk_server, tools, self.handle_call, self.sync_answer())
         await serve_stdio(sdk_server, stdio_fast_path, self.ordered_tools())
+
+
+class _Stopped:
+    """What `stop()` returns when there is nothing left to await: awaiting it returns at once,
+    and leaving it unawaited (synchronous code) warns of nothing, unlike a coroutine."""
+
+    def __await__(self) -> Generator[Any, None, None]:
+        return
+        yield  # a generator: `await` runs it to its (immediate) end

@@ -27,21 +27,21 @@ import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 import trio
 
 from ..calls import MCPCall
 from ..canonical import canonical_key
-from ..divergence import divergence_call, log_divergence
+from ..divergence import Divergence, LiveOutcome, divergence_call, log_divergence
 from ..errors import InputError
 from ..matching import Miss
 from ..mcp._sdk_server import Exchange, SessionState, SyncAnswer
 from ..mcp.recorded import _SEQUENCE, RecordedMCPServer
 from ..miss_answers import SynthesizeHook
 from ..replay import ClientExchange
-from ..universe import Recording, load_universe, write_universe
+from ..universe import Recording, flatten_wire_args, load_universe, write_universe
 from .limits import DEFAULT_TIMEOUT_S
 from .live_client import LiveClient, LiveRequestError, open_live_session
 from .proxy import RecordingProxy
@@ -50,9 +50,9 @@ from .tap import tool_result
 
 __all__ = ["RECORDED_LIVE", "LiveMissServer", "append_recording"]
 
-RECORDED_LIVE = "recorded_live"
+RECORDED_LIVE: Final = "recorded_live"
 """The divergence reason of a miss answered by the live upstream."""
-POLICY = "new_episodes"
+POLICY: Final = "new_episodes"
 
 _file_locks: dict[str, threading.Lock] = {}
 _file_locks_guard = threading.Lock()
@@ -116,6 +116,7 @@ class LiveMissServer(RecordedMCPServer):
     # -- answering ----------------------------------------------------------------------------
 
     async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
+        args = flatten_wire_args(tool_name, args)
         outcome, messages = self.replay.begin(tool_name, args)
         if isinstance(outcome, Miss) and outcome.reason != "unknown_tool":
             return await self._answer_live(tool_name, args)
@@ -128,6 +129,7 @@ class LiveMissServer(RecordedMCPServer):
         exchange: Exchange,
         session: SessionState | None = None,
     ) -> MCPCall:
+        args = flatten_wire_args(tool_name, args)
         sequence = None
         if session is not None and tool_name in self.ordered_tools():
             # The session's own sequence state, made as `RecordedMCPServer` makes it.
@@ -144,6 +146,7 @@ class LiveMissServer(RecordedMCPServer):
         index = self.replay.index
         nearest = index.nearest(tool_name, args)[0] if index.recordings_of(tool_name) else None
         result: Any
+        live: LiveOutcome
         try:
             if self._client is None:
                 raise InputError("the live session is not open")
@@ -154,29 +157,10 @@ class LiveMissServer(RecordedMCPServer):
                 "tool": tool_name,
                 "message": self.proxy.printable(str(exc)),
             }
-            call = divergence_call(
-                tool_name,
-                args,
-                reason=RECORDED_LIVE,
-                policy=POLICY,
-                nearest=nearest,
-                result=result,
-                is_error=True,
-                upstream=self.name,
-            )
-            call.extra["divergence"]["live"] = "failed"
+            is_error, live = True, "failed"
         else:
             result = tool_result(raw)
-            call = divergence_call(
-                tool_name,
-                args,
-                reason=RECORDED_LIVE,
-                policy=POLICY,
-                nearest=nearest,
-                result=result,
-                is_error=result.get("isError") is True,
-                upstream=self.name,
-            )
+            is_error = result.get("isError") is True
             redactor = self.proxy.redactor
             redactor.see_call(args, result)
             recording = Recording(
@@ -184,7 +168,16 @@ class LiveMissServer(RecordedMCPServer):
             )
             sequence = tool_name in self.ordered_tools()
             added = await trio.to_thread.run_sync(append_recording, self.path, recording, sequence)
-            call.extra["divergence"]["live"] = "appended" if added else "already_recorded"
+            live = "appended" if added else "already_recorded"
+        divergence = Divergence(
+            tool=tool_name,
+            args=args,
+            reason=RECORDED_LIVE,
+            policy=POLICY,
+            nearest=nearest,
+            live=live,
+        )
+        call = divergence_call(divergence, result=result, is_error=is_error, upstream=self.name)
         self.replay.log.append(call)
         if self.replay.log_events:
             log_divergence(call, scenario=self.replay.scenario)

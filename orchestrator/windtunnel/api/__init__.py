@@ -1,14 +1,17 @@
 """The public API (DESIGN §2): names here are fixed by the user documentation.
 
+windtunnel-bench's universe names import from here too, and from `windtunnel.api.universe`
+(aliases where ours differ), so code written for it runs unchanged.
+
 from windtunnel.api import (ScenarioPack, Scenario, run_scenario, load_universe,
                             freeze_universe, UniverseTool, no_divergence, MCPCall)
 """
 
 from __future__ import annotations
 
-from .agents import AgentContext, CommandAgent, PythonAgent, ScriptedAgent
-from .calls import MCPCall
-from .errors import (
+from ..agents import AgentContext, CommandAgent, PythonAgent, ScriptedAgent
+from ..calls import MCPCall
+from ..errors import (
     ConfigError,
     InputError,
     ServerError,
@@ -16,10 +19,10 @@ from .errors import (
     UnknownToolError,
     WindtunnelError,
 )
-from .freeze import freeze_universe
-from .runner.execute import run_scenario, run_scenario_async
-from .runner.scenario import PlanStep, Scenario, ScenarioPack
-from .runner.scoring import (
+from ..freeze import freeze_universe
+from ..runner.execute import run_scenario, run_scenario_async
+from ..runner.scenario import PlanStep, Scenario, ScenarioPack
+from ..runner.scoring import (
     Policy,
     Scorer,
     call_budget,
@@ -32,8 +35,8 @@ from .runner.scoring import (
     regex,
     required_call,
 )
-from .runner.trace import Trace
-from .universe import (
+from ..runner.trace import Trace
+from ..universe import (
     Matching,
     Recording,
     ServerSurface,
@@ -41,8 +44,17 @@ from .universe import (
     UniverseTool,
     load_universe,
 )
+from .universe import (
+    UNIVERSE_VERSION,
+    SynthesizeHook,
+    UniverseFormatError,
+    UniverseMatching,
+    UniverseRecording,
+    save_universe,
+)
 
 __all__ = [
+    "UNIVERSE_VERSION",
     "AgentContext",
     "CommandAgent",
     "ConfigError",
@@ -59,9 +71,13 @@ __all__ = [
     "ScriptedAgent",
     "ServerError",
     "ServerSurface",
+    "SynthesizeHook",
     "Trace",
     "Universe",
     "UniverseError",
+    "UniverseFormatError",
+    "UniverseMatching",
+    "UniverseRecording",
     "UniverseTool",
     "UnknownToolError",
     "WindtunnelError",
@@ -78,4 +94,5 @@ __all__ = [
     "required_call",
     "run_scenario",
     "run_scenario_async",
+    "save_universe",
 ]

@@ -1,0 +1,1 @@
+"""windtunnel-bench's `windtunnel.spi` package, where its code imports the server SPI from."""
