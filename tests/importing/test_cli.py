@@ -23,6 +23,7 @@ def test_import_writes_the_files_and_reports_warnings(
         f"wrote {out / 'trace.wtin.json'}",
         f"wrote {out / 'fixture.universe.json'}",
         f"wrote {out / 'scenario.toml'}",
+        f"wrote {out / 'IMPORTED.md'}",
     ]
     assert captured.err.splitlines() == [
         "warning: schema_inferred at $.upstreams[0].tools[0].input_schema: calendar.book_desk: "
@@ -43,6 +44,7 @@ def test_default_output_directory_is_named_after_the_trace(
     monkeypatch.chdir(tmp_path)
     assert main(["import", str(TRACES / "contract_a_minimal.wtin.json")]) == 0
     assert sorted(p.name for p in (tmp_path / "contract_a_minimal.import").iterdir()) == [
+        "IMPORTED.md",
         "fixture.universe.json",
         "scenario.toml",
         "trace.wtin.json",
