@@ -35,8 +35,13 @@ __all__ = ["decode_envelope", "envelope_from_value", "is_contract_a", "read_enve
 
 
 def is_contract_a(value: Any) -> bool:
-    """Whether a JSON value claims to be a Contract A envelope (either shape)."""
-    return isinstance(value, dict) and ("windtunnel_interchange" in value or "contract" in value)
+    """Whether a JSON value claims to be a Contract A envelope (either shape). A document with
+    the seed's `session` and `messages` but no version is one too: refused for that, by name."""
+    if not isinstance(value, dict):
+        return False
+    if "windtunnel_interchange" in value or "contract" in value:
+        return True
+    return "session" in value and "messages" in value and "windtunnel_universe" not in value
 
 
 def _convert(value: Any, kind: type[Any], file: str) -> Any:
@@ -52,11 +57,7 @@ def envelope_from_value(
 ) -> Envelope:
     """A parsed JSON value as an `Envelope`. For a seed-only envelope, `sha256` is the file's and
     `upstream` names the upstream its tools are put on (instead of `default`)."""
-    if not is_contract_a(value):
-        raise TraceError(
-            "not a Contract A envelope (expected `windtunnel_interchange`)", file=file, path="$"
-        )
-    if "windtunnel_interchange" not in value:
+    if isinstance(value, dict) and "contract" in value and "windtunnel_interchange" not in value:
         check_legacy_head(value, file)
         legacy: LegacyEnvelope = _convert(value, LegacyEnvelope, file)
         validate_envelope(legacy, file=file)
