@@ -75,12 +75,13 @@ def import_bytes(
         envelope = envelope_from_value(doc.single, file=file, sha256=doc.sha256, upstream=upstream)
         if task is not None:
             envelope.task.prompt = task
-            kept = [w for w in envelope.warnings if w.code not in COMPUTED_CODES]
-            envelope.warnings = kept + computed_warnings(envelope)
-            if envelope.trace.source.format != "contract-a":
-                # Seed fields we derived follow the new task; a producer's stay as written.
-                model = envelope.session.get("model")
-                derive_interchange(envelope, model=model if isinstance(model, str) else None)
+        # Warnings that follow from the content are the reader's, whatever the file said.
+        kept = [w for w in envelope.warnings if w.code not in COMPUTED_CODES]
+        envelope.warnings = kept + computed_warnings(envelope)
+        if task is not None and envelope.trace.source.format != "contract-a":
+            # Seed fields we derived follow the new task; a producer's stay as written.
+            model = envelope.session.get("model")
+            derive_interchange(envelope, model=model if isinstance(model, str) else None)
         return envelope
     # ADAPTERS is keyed by the adapters' own FORMAT literals.
     builder = TraceBuilder(

@@ -9,6 +9,9 @@ large universe twice.
 
 from __future__ import annotations
 
+import os
+import stat
+
 import msgspec
 
 from ..errors import TraceError
@@ -35,11 +38,20 @@ class EnvelopeReport(msgspec.Struct):
 def claims_contract_a(path: str) -> bool:
     """Whether the file's first bytes name a Contract A key: then it is read as an envelope
     (a universe holding such a string is handed back by `check_envelope_file`)."""
+    # Non-blocking, and only a regular file is peeked at: a FIFO or a device is left to the
+    # universe reader, which refuses it by name.
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(_SNIFF_BYTES)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY)
     except OSError:
         return False
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return False
+        head = os.read(fd, _SNIFF_BYTES)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
     return any(marker in head for marker in _MARKERS)
 
 
