@@ -17,7 +17,14 @@ import pytest
 
 from tests.seed.envelope_differential import INVALID, LINT, VALID, original, served_calls
 from windtunnel.errors import TraceError
-from windtunnel.importing import import_trace, read_envelope, write_import
+from windtunnel.importing import (
+    encode_envelope,
+    import_trace,
+    read_envelope,
+    sniff_format,
+    write_import,
+)
+from windtunnel.importing.document import parse_document
 from windtunnel.importing.interchange import check_interchange, lint_interchange
 
 pytestmark = pytest.mark.timeout(180)
@@ -129,3 +136,13 @@ def test_seed_rules_accept_and_refuse_what_the_original_does(tmp_path: Path) -> 
         except TraceError:
             ours_ok = False
         assert ours_ok == (their["error"] is None), (path.name, their["error"])
+
+
+@pytest.mark.parametrize("path", VALID, ids=[p.stem for p in VALID])
+def test_reference_envelopes_are_sniffed_as_contract_a(path: Path) -> None:
+    """Every valid reference envelope is told by its content (two used to pass for OpenAI Chat
+    transcripts and import nothing), and `--format contract-a` reads it the same."""
+    doc = parse_document(path.read_bytes(), file=str(path))
+    assert sniff_format(doc) == "contract-a"
+    sniffed = encode_envelope(import_trace(path))
+    assert encode_envelope(import_trace(path, format="contract-a")) == sniffed
