@@ -146,3 +146,15 @@ def test_reference_envelopes_are_sniffed_as_contract_a(path: Path) -> None:
     assert sniff_format(doc) == "contract-a"
     sniffed = encode_envelope(import_trace(path))
     assert encode_envelope(import_trace(path, format="contract-a")) == sniffed
+
+
+def test_review_note_names_the_user_turns_the_task_leaves_out(tmp_path: Path) -> None:
+    """A multi-turn reference envelope: the task is the first user turn, and IMPORTED.md says
+    the later turns are not sent by a scripted rerun."""
+    (path,) = [p for p in VALID if p.stem == "multi_turn.wtin"]
+    envelope = import_trace(path)
+    write_import(envelope, tmp_path / "out", name="x")
+    first = json.loads(path.read_text())["messages"][0]["parts"][0]["content"]
+    assert envelope.task.prompt == first
+    note = (tmp_path / "out" / "IMPORTED.md").read_text()
+    assert "- [ ] The trace has 3 user turns; the task is the first." in note

@@ -145,6 +145,17 @@ def _todo(envelope: Envelope) -> list[str]:
                     f"Input schema of {_code(upstream.id + '.' + tool.name)} is {how}: replace "
                     "it in the universe with the tool's real schema (the agent is offered it)."
                 )
+    turns = [
+        m
+        for m in envelope.messages
+        if m.get("role") == "user"
+        and any(p.get("type") == "text" and p.get("content") for p in m.get("parts", []))
+    ]
+    if len(turns) > 1:
+        todo.append(
+            f"The trace has {len(turns)} user turns; the task is the first. The later ones are "
+            "in trace.wtin.json `messages`: a scripted rerun does not send them."
+        )
     todo.append(
         "Author the scorer: the `TODO(review)` markers in scenario.toml (expected and forbidden "
         "calls, the reference answer). A trace shows what happened, not what should pass."
