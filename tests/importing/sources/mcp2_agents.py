@@ -272,7 +272,10 @@ elif SOURCE == "serve":
 elif "replay" in OPTIONS:
     asyncio.run(RUNS[SOURCE]())
 else:
-    _tracing()
+    if SOURCE != "openai-agents":
+        # openai-agents writes OUT through its own processor: an OTel exporter on the same file
+        # would write over its lines (the `mcp` SDK's client spans) from another offset.
+        _tracing()
     asyncio.run(RUNS[SOURCE]())
     provider.shutdown()
     if SOURCE == "logfire":
