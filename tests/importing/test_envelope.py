@@ -1,4 +1,5 @@
-"""Contract A reading: versions, cross-field rules, forward compatibility, the shipped schema."""
+"""Contract A reading in our earlier shape (`contract` + `version`): versions, cross-field rules,
+forward compatibility; the shipped schema. (The `windtunnel_interchange` form: tests/seed.)"""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import msgspec
 import pytest
 
 from windtunnel.errors import TraceError
-from windtunnel.importing.envelope import CONTRACT_VERSION, decode_envelope, json_schema
+from windtunnel.importing.contract_a import decode_envelope
+from windtunnel.importing.envelope import CONTRACT_VERSION, json_schema
 
 
 def _doc(**changes: Any) -> dict[str, Any]:
@@ -45,19 +47,19 @@ def _decode(doc: dict[str, Any]) -> Any:
 
 
 def test_unknown_major_version_is_refused_with_a_clear_message() -> None:
-    """Version 2.0 is refused, naming the file, the path and the versions this reader knows."""
+    """An earlier-shape version 2.0 is refused, naming the file, the path and the versions this reader knows."""
     with pytest.raises(TraceError) as caught:
         _decode(_doc(version="2.0"))
     assert str(caught.value) == (
         "t.wtin.json at $.version: unsupported Contract A version '2.0'; this Wind Tunnel "
-        "reads 1.x (it writes 1.0)"
+        "reads 1.x of this earlier shape, and writes windtunnel_interchange 1"
     )
 
 
 def test_newer_minor_version_fields_are_ignored() -> None:
     """A 1.7 document with a field this reader does not know still loads."""
     envelope = _decode(_doc(version="1.7", future_field={"x": 1}))
-    assert (envelope.version, envelope.trace.id) == ("1.7", "t1")
+    assert (envelope.windtunnel_interchange, envelope.trace.id) == (1, "t1")
 
 
 def test_other_documents_are_not_taken_for_contract_a() -> None:
@@ -106,6 +108,6 @@ def test_cross_field_rules_are_enforced(change: dict[str, Any], message: str) ->
 def test_shipped_schema_describes_this_version() -> None:
     """The packaged JSON Schema accepts the version this Wind Tunnel writes."""
     schema = json_schema()
-    assert schema["properties"]["contract"] == {"const": "wind-tunnel/contract-a"}
+    assert schema["properties"]["windtunnel_interchange"] == {"const": 1}
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert CONTRACT_VERSION.startswith("1.")

@@ -11,7 +11,8 @@ import pytest
 from samples import SAMPLE_IDS, SAMPLES, Sample
 
 from windtunnel.importing import encode_envelope, import_trace, write_import
-from windtunnel.importing.envelope import decode_envelope, json_schema
+from windtunnel.importing.contract_a import decode_envelope
+from windtunnel.importing.envelope import json_schema
 
 UPDATE = os.environ.get("WT_UPDATE_GOLDEN") == "1"
 

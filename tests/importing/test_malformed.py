@@ -123,7 +123,7 @@ CASES: list[tuple[str, str, bytes, str | None, str]] = [
         b'{"contract": "wind-tunnel/contract-a", "version": "3.1"}',
         None,
         " at $.version: unsupported Contract A version '3.1'; this Wind Tunnel reads 1.x "
-        "(it writes 1.0)",
+        "of this earlier shape, and writes windtunnel_interchange 1",
     ),
 ]
 

@@ -57,7 +57,7 @@ def test_pack_follows_the_pack_format(sample: Sample, tmp_path: Path) -> None:
     assert set(pack) == {"pack", "agent", "scenario"}
     assert pack["agent"] == {"kind": "scripted"}
     (scenario,) = pack["scenario"]
-    assert set(scenario) <= {"name", "task", "upstreams", "policies", "plan", "scripted"}
+    assert set(scenario) <= {"name", "task", "tags", "upstreams", "policies", "plan", "scripted"}
     assert scenario["upstreams"] == output.plan.files
     assert scenario["policies"][0] == {"kind": "no_divergence"}
     assert all(p["kind"] == "required_call" for p in scenario["policies"][1:])
@@ -109,7 +109,12 @@ def test_trace_without_tool_calls_gives_an_empty_universe(tmp_path: Path) -> Non
     universe = load_universe(tmp_path / "fixture.universe.json")
     assert (universe.tools, universe.recordings) == ([], [])
     assert pack["scenario"][0]["scripted"] == {"final_answer": "Hello, team!"}
-    assert output.files == ["trace.wtin.json", "fixture.universe.json", "scenario.toml"]
+    assert output.files == [
+        "trace.wtin.json",
+        "fixture.universe.json",
+        "scenario.toml",
+        "IMPORTED.md",
+    ]
 
 
 def test_unadvertised_tool_is_not_offered(tmp_path: Path) -> None:

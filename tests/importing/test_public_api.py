@@ -12,6 +12,7 @@ def test_public_names() -> None:
         "CONTRACT_VERSION",
         "Envelope",
         "FORMATS",
+        "INTERCHANGE_VERSION",
         "ImportOutput",
         "decode_envelope",
         "encode_envelope",

@@ -188,6 +188,29 @@ def test_openai_agents_native_tracing(tmp_path: Path) -> None:
     assert replayed == 2
 
 
+def test_openai_agents_tool_failure_from_the_sdk_server_is_a_tool_error(tmp_path: Path) -> None:
+    """A tool that raised on an `mcp` SDK server, traced by openai-agents (span `error` null, the
+    output the SDK's `Error executing tool refund: ...`), imports as a tool error, not `ok`."""
+    trace, seen = _generate(
+        "traces-mcp2", "mcp2_agents.py", tmp_path, "openai-agents", "server=mcp-sdk"
+    )
+    failure = "Error executing tool refund: charge ch_1 already refunded"
+    # What the agent's model received, and what the trace holds: no error, only the text.
+    assert seen[2] == {"tool": "call_1", "view": {"type": "text", "text": failure}}
+    spans = [json.loads(line) for line in trace.read_text().splitlines() if line.strip()]
+    (refund_span,) = [s for s in spans if s.get("span_data", {}).get("name") == "refund"]
+    assert refund_span["error"] is None
+    envelope, replayed = _import_and_run(trace, tmp_path)
+    assert _calls(envelope) == [(*LOOKUP, "ok"), (*REFUND, "tool_error")]
+    refund = envelope.calls[1]
+    assert refund.result is not None
+    assert refund.result.content == [{"type": "text", "text": failure}]
+    assert "error_from_result_text" in refund.flags
+    assert replayed == 2
+    universe = json.loads((tmp_path / "pack" / "fixture.universe.json").read_text())
+    assert [r["result"].get("isError") for r in universe["recordings"]] == [None, True]
+
+
 def test_openllmetry_on_mcp1(tmp_path: Path) -> None:
     """OpenLLMetry tool spans: exact args, tool errors, the server's name and tool schemas."""
     trace, _ = _generate("traces-mcp1", "mcp1_sessions.py", tmp_path, "openllmetry")

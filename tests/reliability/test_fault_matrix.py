@@ -413,7 +413,10 @@ async def _(root: Path) -> None:
     assert files_under(root) == {
         "t.wtin.json",
         "out",
-        *(f"out/{n}" for n in ("trace.wtin.json", "fixture.universe.json", "scenario.toml")),
+        *(
+            f"out/{n}"
+            for n in ("trace.wtin.json", "fixture.universe.json", "scenario.toml", "IMPORTED.md")
+        ),
     }
     universe = json.loads((root / "out" / "fixture.universe.json").read_text())
     assert [t["name"] for t in universe["tools"]] == HOSTILE_NAMES
@@ -474,7 +477,12 @@ async def _(root: Path) -> None:
     assert err.decode() == "wt: interrupted\n"
     written = sorted(p.name for p in (root / "out").iterdir())
     assert written == sorted(
-        ["trace.wtin.json", "scenario.toml", *(f"u{i}.universe.json" for i in range(300))]
+        [
+            "trace.wtin.json",
+            "scenario.toml",
+            "IMPORTED.md",
+            *(f"u{i}.universe.json" for i in range(300)),
+        ]
     )
 
 

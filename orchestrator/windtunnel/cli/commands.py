@@ -22,7 +22,9 @@ class Command(NamedTuple):
 
 COMMANDS: dict[str, Command] = {
     "validate": Command(
-        "check universe files; exit 2 on any problem", "universe_commands", "register_validate"
+        "check universe files and Contract A envelopes; exit 2 on any problem",
+        "universe_commands",
+        "register_validate",
     ),
     "explain": Command(
         "say which recording answers a call, and why", "universe_commands", "register_explain"

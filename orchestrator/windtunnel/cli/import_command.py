@@ -1,4 +1,5 @@
-"""`wt import TRACE`: a production trace → Contract A, universe fixtures and a runnable pack."""
+"""`wt import TRACE`: a production trace → Contract A, universe fixtures, a runnable pack and a
+review note."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ def register_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "import",
         help=command_help("import"),
         description="Import a production trace (format sniffed unless --format) and write "
-        "trace.wtin.json, one universe per upstream and scenario.toml into DIR.",
+        "trace.wtin.json, one universe per upstream, scenario.toml and IMPORTED.md (the review "
+        "note) into DIR, which must be empty or new unless --force.",
     )
     parser.add_argument("trace", metavar="TRACE")
     parser.add_argument("--format", choices=FORMATS, help="force the trace format")
@@ -43,6 +45,11 @@ def register_import(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="keep results the trace holds only as the model saw them (transcripts) out of the "
         "fixture",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty output directory (files of the same name are replaced)",
+    )
     parser.set_defaults(func=run_import)
 
 
@@ -59,7 +66,12 @@ def run_import(args: argparse.Namespace) -> int:
     stem = _stem(args.trace)
     directory = args.output or f"{stem}.import"
     output = write_import(
-        envelope, directory, name=stem, keep_suspect=args.keep_suspect, wire_only=args.wire_only
+        envelope,
+        directory,
+        name=stem,
+        keep_suspect=args.keep_suspect,
+        wire_only=args.wire_only,
+        force=args.force,
     )
     replayed = len(output.plan.calls)
     # Names, paths and messages come from the trace: escaped before they reach a terminal.

@@ -1,16 +1,18 @@
-"""`wt validate` and `wt explain`: read-only questions about universe files."""
+"""`wt validate` and `wt explain`: read-only questions about universe files (and, for
+`validate`, Contract A envelopes, told apart by content)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 from ..errors import ConfigError, UniverseError
 from ..explain import explain_call, explain_request, render_explanation
 from ..importing.secrets import scan_secrets
+from ..importing.validation import check_envelope_file, claims_contract_a
 from ..surface_matching import REQUEST_METHODS
 from ..terminal_text import escape_terminal
 from ..universe import load_universe
@@ -31,56 +33,83 @@ KIND_TEXT = {
 
 
 def register_validate(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    parser = sub.add_parser("validate", help=command_help("validate"))
+    parser = sub.add_parser(
+        "validate",
+        help=command_help("validate"),
+        description="Check universe files and Contract A envelopes (*.wtin.json), each told "
+        "apart by its content. Exit 0: every file is valid (warnings allowed); 1: --strict and "
+        "a file has a warning; 2: a file is invalid or unreadable.",
+    )
     parser.add_argument("files", nargs="+", metavar="FILE")
     parser.add_argument(
         "--strict",
         action="store_true",
-        help="exit 1 when a file that loads has a WARN line (for producers' CI)",
+        help="exit 1 when any file has a warning, not only on invalid files (producers' CI)",
     )
     parser.set_defaults(func=run_validate)
 
 
+class Verdict(NamedTuple):
+    """One file's verdict: whether it is valid, and how many warnings it printed."""
+
+    valid: bool
+    warnings: int
+
+
 def run_validate(args: argparse.Namespace) -> int:
-    problems = 0
-    warned = 0
-    for file in args.files:
-        try:
-            universe, warnings = load_universe_with_warnings(file)
-        except UniverseError as exc:
-            problems += 1
-            print(escape_terminal(str(exc)), file=sys.stderr)
-            continue
-        # File names, JSON paths and tool names are data: escaped before they reach a terminal.
-        say = escape_terminal
-        tools = len(universe.tools)
-        recordings = len(universe.recordings)
-        print(say(f"{file}: ok ({tools} tools, {recordings} recordings)"))
-        warned += print_universe_warnings(file, warnings)
-        for path, kind in scan_secrets(
-            msgspec.to_builtins(universe.recordings), root="$.recordings"
-        ):
-            looks = KIND_TEXT.get(kind, kind)
-            print(say(f"{file}: warning: {path} looks like {looks}; redact it"))
-        with_messages = sum(1 for r in universe.recordings if r.server_messages)
-        if with_messages:
-            print(
-                say(
-                    f"{file}: note: {with_messages} recording(s) hold server messages, which "
-                    "are exchanged with the client again (over stdio, and over HTTP in a session)"
-                )
-            )
-        needs_hook = universe.uses_synthesize()
-        if needs_hook:
-            print(
-                say(
-                    f"{file}: note: policy `synthesize` needs a hook at serve time "
-                    f"(tools: {', '.join(needs_hook)})"
-                )
-            )
-    if problems:
+    verdicts = [validate_file(file) for file in args.files]
+    if not all(verdict.valid for verdict in verdicts):
         return 2
-    return 1 if args.strict and warned else 0
+    if args.strict and any(verdict.warnings for verdict in verdicts):
+        return 1
+    return 0
+
+
+def validate_file(file: str) -> Verdict:
+    """Check one file as what its content says it is, printing its lines."""
+    if claims_contract_a(file):
+        report = check_envelope_file(file)
+        if report is not None:
+            for line in report.lines:
+                print(escape_terminal(line))
+            return Verdict(report.valid, report.warnings)
+    return validate_universe(file)
+
+
+def validate_universe(file: str) -> Verdict:
+    """`wt validate` of a universe file: `ok` or the problem, warnings and notes."""
+    try:
+        universe, format_warnings = load_universe_with_warnings(file)
+    except UniverseError as exc:
+        print(escape_terminal(str(exc)), file=sys.stderr)
+        return Verdict(valid=False, warnings=0)
+    # File names, JSON paths and tool names are data: escaped before they reach a terminal.
+    say = escape_terminal
+    tools = len(universe.tools)
+    recordings = len(universe.recordings)
+    print(say(f"{file}: ok ({tools} tools, {recordings} recordings)"))
+    warnings = print_universe_warnings(file, format_warnings)
+    for path, kind in scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings"):
+        looks = KIND_TEXT.get(kind, kind)
+        print(say(f"{file}: warning: {path} looks like {looks}; redact it"))
+        warnings += 1
+    with_messages = sum(1 for r in universe.recordings if r.server_messages)
+    if with_messages:
+        print(
+            say(
+                f"{file}: note: {with_messages} recording(s) hold server messages, which "
+                "are exchanged with the client again (over stdio, and over HTTP in a session)"
+            )
+        )
+    needs_hook = universe.uses_synthesize()
+    if needs_hook:
+        print(
+            say(
+                f"{file}: note: policy `synthesize` needs a hook at serve time "
+                f"(tools: {', '.join(needs_hook)})"
+            )
+        )
+    return Verdict(valid=True, warnings=warnings)
 
 
 def print_universe_warnings(file: str, warnings: list[UniverseWarning]) -> int:

@@ -9,10 +9,14 @@ The data flows through the modules in this order:
   `otlp_conventions`, `otlp_messages`), `openai_agents`, `anthropic`,
   `openai_chat`, `openai_responses`, `claude_code` (with `normalize` for arguments, results and
   times, `shape` for typed access to untrusted JSON and the parts of a chat transcript);
-- the builder finishes an `envelope.Envelope` (Contract A), inferring missing schemas
-  (`inference`) and deriving its warnings (`diagnostics`, with `secrets.scan_secrets`);
-- `fixture` turns the envelope into universes and `skeleton` into the pack TOML with its scorer
-  stub (`toml_text` writes the values); `importer` ties it together for the CLI;
+- the builder finishes an `envelope.Envelope` (Contract A: windtunnel-bench's
+  `windtunnel_interchange` 1 fields, derived by `interchange_view`, plus ours), inferring missing
+  schemas (`inference`) and deriving its warnings (`diagnostics`, with `secrets.scan_secrets`);
+  `contract_a` reads an envelope in any form: ours, a producer's seed-only one (checked and linted
+  by `interchange`, converted by `interchange_read`), or our earlier shape;
+- `fixture` turns the envelope into universes, `skeleton` into the pack TOML with its scorer
+  stub (`toml_text` writes the values) and `review_note` into `IMPORTED.md`; `importer` ties it
+  together for the CLI;
 - `export.export_jsonrpc_log` writes any call log as an MCP JSON-RPC log that imports back.
 """
 
@@ -23,13 +27,13 @@ from typing import TYPE_CHECKING
 from .._lazy import lazy_exports
 
 if TYPE_CHECKING:
+    from .contract_a import decode_envelope, read_envelope
     from .envelope import (
         CONTRACT,
         CONTRACT_VERSION,
+        INTERCHANGE_VERSION,
         Envelope,
-        decode_envelope,
         encode_envelope,
-        read_envelope,
     )
     from .export import export_jsonrpc_log
     from .fixture import plan_fixtures
@@ -41,6 +45,7 @@ __all__ = [
     "CONTRACT",
     "CONTRACT_VERSION",
     "FORMATS",
+    "INTERCHANGE_VERSION",
     "Envelope",
     "ImportOutput",
     "decode_envelope",
@@ -58,13 +63,13 @@ __all__ = [
 __getattr__, __dir__ = lazy_exports(
     globals(),
     {
+        ".contract_a": ("decode_envelope", "read_envelope"),
         ".envelope": (
             "CONTRACT",
             "CONTRACT_VERSION",
+            "INTERCHANGE_VERSION",
             "Envelope",
-            "decode_envelope",
             "encode_envelope",
-            "read_envelope",
         ),
         ".export": ("export_jsonrpc_log",),
         ".fixture": ("plan_fixtures",),

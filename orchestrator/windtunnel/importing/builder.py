@@ -12,8 +12,7 @@ from typing import Any
 
 from .diagnostics import computed_warnings
 from .envelope import (
-    CONTRACT,
-    CONTRACT_VERSION,
+    INTERCHANGE_VERSION,
     Call,
     CallError,
     CallResult,
@@ -33,6 +32,7 @@ from .envelope import (
     UpstreamKind,
 )
 from .inference import infer_schema
+from .interchange_view import derive_interchange
 from .normalize import ParsedArgs, slug
 
 __all__ = ["TraceBuilder"]
@@ -55,6 +55,7 @@ class TraceBuilder:
         self.prompt = ""
         self.system: str | None = None
         self.final_answer: str | None = None
+        self.model: str | None = None
         self._upstreams: dict[str, Upstream] = {}
         self._calls: list[Call] = []
         self._warnings: list[TraceWarning] = []
@@ -221,8 +222,9 @@ class TraceBuilder:
             upstream.tools.sort(key=lambda tool: tool.name)
         final = FinalAnswer(text=self.final_answer) if self.final_answer is not None else None
         envelope = Envelope(
-            contract=CONTRACT,
-            version=CONTRACT_VERSION,
+            windtunnel_interchange=INTERCHANGE_VERSION,
+            session={},
+            messages=[],
             trace=TraceInfo(
                 id=self.trace_id or f"sha256:{self.source.sha256 or ''}",
                 source=self.source,
@@ -236,6 +238,7 @@ class TraceBuilder:
             warnings=list(self._warnings),
         )
         envelope.warnings.extend(computed_warnings(envelope))
+        derive_interchange(envelope, model=self.model)
         return envelope
 
 

@@ -36,6 +36,7 @@ COMPUTED_CODES: frozenset[str] = frozenset(
         "task_missing",
         "upstream_unnamed",
         "schema_inferred",
+        "schema_stubbed",
         "builtin_tool",
         "no_result",
         "not_replayable",
@@ -79,6 +80,15 @@ def computed_warnings(envelope: Envelope) -> list[TraceWarning]:
                         message=f"{upstream.id}.{tool.name}: the input schema nests deeper than "
                         f"{MAX_NESTING} levels, more than a universe holds; the fixture offers "
                         '{"type": "object"} instead',
+                        path=f"$.upstreams[{i}].tools[{j}].input_schema",
+                    )
+                )
+            if tool.schema_source == "stub":
+                warnings.append(
+                    TraceWarning(
+                        code="schema_stubbed",
+                        message=f"{upstream.id}.{tool.name}: the tool definition has no input "
+                        "schema; the fixture offers one that accepts any object: replace it",
                         path=f"$.upstreams[{i}].tools[{j}].input_schema",
                     )
                 )

@@ -1,29 +1,33 @@
-"""Contract A: the versioned trace envelope (`*.wtin.json`) every adapter produces.
+"""Contract A: the trace envelope (`*.wtin.json`) every adapter produces and `wt import` reads.
 
-One envelope is one agent run: the task, the final answer, the upstreams with their tools, and the
-ordered calls. The universe fixture, the scenario skeleton and the scorer stub are generated from
-the envelope alone, so every format quirk stays in its adapter. The JSON Schema that documents the
-format ships as `windtunnel/schemas/contract-a-1.json`.
+Contract A is windtunnel-bench's `windtunnel_interchange` 1 envelope (design 0001): `session`,
+OpenTelemetry GenAI `messages`, optional `source`, `tool_definitions` and `witnessed_calls`
+(`interchange` checks those fields). What our importers know beyond it travels as additive fields
+of the same document, which the original ignores (its forward-tolerance rule): the run's `trace`
+identity, its `task` and `final_answer`, the `upstreams` with their tools, the ordered `calls` with
+their outcomes, flags and provenance, and the `warnings`. One agent run is one envelope; the
+universe fixtures, the scenario skeleton and the scorer stub are generated from it alone, so every
+format quirk stays in its adapter. The JSON Schema of what we write ships as
+`windtunnel/schemas/contract-a-1.json`.
 
-Readers refuse an unknown major version. Within a major version, fields a newer minor adds are
-ignored (the OTLP rule), so old readers keep working on new files.
+Files in our earlier shape (`{"contract": "wind-tunnel/contract-a", "version": "1.x", ...}`,
+`LegacyEnvelope`) stay readable: `contract_a` reads every form.
 """
 
 from __future__ import annotations
 
-import os
 from importlib import resources
 from typing import Annotated, Any, Literal, TypeAlias
 
 import msgspec
 
 from ..errors import TraceError
-from ..input_files import read_input
 
 __all__ = [
     "ALWAYS_OUT",
     "CONTRACT",
     "CONTRACT_VERSION",
+    "INTERCHANGE_VERSION",
     "SUSPECT_FLAGS",
     "Call",
     "CallError",
@@ -31,6 +35,7 @@ __all__ = [
     "Envelope",
     "FinalAnswer",
     "Identity",
+    "LegacyEnvelope",
     "Outcome",
     "Source",
     "Task",
@@ -38,13 +43,14 @@ __all__ = [
     "TraceInfo",
     "TraceWarning",
     "Upstream",
-    "decode_envelope",
+    "check_legacy_head",
     "encode_envelope",
     "json_schema",
-    "read_envelope",
     "validate_envelope",
 ]
 
+INTERCHANGE_VERSION = 1
+# The discriminator and version of our earlier shape, which readers still accept.
 CONTRACT = "wind-tunnel/contract-a"
 CONTRACT_VERSION = "1.0"
 _MAJOR = 1
@@ -79,10 +85,18 @@ SourceFormat: TypeAlias = Literal[
     "openai-responses",
     "openai-agents",
     "claude-code-jsonl",
+    "contract-a",
     "manual",
 ]
 SchemaSource: TypeAlias = Literal[
-    "tools/list", "mcp_list_tools", "request_tools", "otel_tool_definitions", "user", "inferred"
+    "tools/list",
+    "mcp_list_tools",
+    "request_tools",
+    "otel_tool_definitions",
+    "tool_definitions",
+    "user",
+    "inferred",
+    "stub",
 ]
 Timing: TypeAlias = Literal["exact", "approx", "none"]
 View: TypeAlias = Literal["wire", "model"]
@@ -217,8 +231,36 @@ class TraceWarning(msgspec.Struct, omit_defaults=True):
     path: str | None = None
 
 
-class Envelope(msgspec.Struct, omit_defaults=True):
-    """A Contract A document."""
+class Envelope(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A Contract A document: the seed's fields first (what windtunnel-bench reads), then ours.
+
+    `session`, `messages`, `tool_definitions` and `witnessed_calls` are kept as JSON values: read
+    verbatim from a producer's envelope, or derived from our fields (`interchange_view`)."""
+
+    windtunnel_interchange: int
+    otel_genai_mapping: str = ""
+    source: dict[str, Any] | None = None
+    session: dict[str, Any]
+    messages: list[dict[str, Any]]
+    tool_definitions: list[dict[str, Any]] | None = None
+    witnessed_calls: list[dict[str, Any]] | None = None
+    trace: TraceInfo
+    task: Task
+    final_answer: FinalAnswer | None = None
+    upstreams: list[Upstream]
+    calls: list[Call]
+    warnings: list[TraceWarning] = msgspec.field(default_factory=list)
+    extensions: dict[str, Any] = msgspec.field(default_factory=dict)
+
+    def upstream(self, upstream_id: str) -> Upstream | None:
+        for upstream in self.upstreams:
+            if upstream.id == upstream_id:
+                return upstream
+        return None
+
+
+class LegacyEnvelope(msgspec.Struct, omit_defaults=True):
+    """Our earlier shape of Contract A (`contract` + `version` 1.x), still read."""
 
     contract: str
     version: str
@@ -230,61 +272,25 @@ class Envelope(msgspec.Struct, omit_defaults=True):
     warnings: list[TraceWarning] = msgspec.field(default_factory=list)
     extensions: dict[str, Any] = msgspec.field(default_factory=dict)
 
-    def upstream(self, upstream_id: str) -> Upstream | None:
-        for upstream in self.upstreams:
-            if upstream.id == upstream_id:
-                return upstream
-        return None
 
-
-class _Head(msgspec.Struct):
-    contract: Any = None
-    version: Any = None
-
-
-_decoder = msgspec.json.Decoder(Envelope)
-
-
-def _check_head(data: bytes | str, file: str) -> None:
-    try:
-        head = msgspec.json.decode(data, type=_Head)
-    except msgspec.DecodeError:
-        return  # the full decode reports the problem with its position
-    if head.contract != CONTRACT:
+def check_legacy_head(value: dict[str, Any], file: str) -> None:
+    """Refuse an earlier-shape document of another contract or major version."""
+    if value.get("contract") != CONTRACT:
         raise TraceError(f"not a Contract A envelope (expected contract {CONTRACT!r})", file=file)
-    version = head.version
+    version = value.get("version")
     major = version.split(".", 1)[0] if isinstance(version, str) else None
     if major != str(_MAJOR):
         raise TraceError(
             f"unsupported Contract A version {version!r}; this Wind Tunnel reads "
-            f"{_MAJOR}.x (it writes {CONTRACT_VERSION})",
+            f"{_MAJOR}.x of this earlier shape, and writes windtunnel_interchange "
+            f"{INTERCHANGE_VERSION}",
             file=file,
             path="$.version",
         )
 
 
-def decode_envelope(data: bytes | str, *, file: str = "<envelope>") -> Envelope:
-    """Decode and check a Contract A document; any problem is a `TraceError` with a JSON path."""
-    _check_head(data, file)
-    try:
-        envelope = _decoder.decode(data)
-    except msgspec.DecodeError as exc:
-        text = str(exc)
-        message, sep, where = text.partition(" - at `")
-        raise TraceError(message, file=file, path=where.rstrip("`") if sep else None) from None
-    validate_envelope(envelope, file=file)
-    return envelope
-
-
-def read_envelope(path: str | os.PathLike[str]) -> Envelope:
-    """Read a `*.wtin.json` file."""
-    file = os.fspath(path)
-    data = read_input(file, what="a trace file", error=TraceError)
-    return decode_envelope(data, file=file)
-
-
-def validate_envelope(envelope: Envelope, *, file: str = "<envelope>") -> None:
-    """The cross-field rules the JSON Schema cannot state."""
+def validate_envelope(envelope: Envelope | LegacyEnvelope, *, file: str = "<envelope>") -> None:
+    """The cross-field rules of our fields that the JSON Schema cannot state."""
     tools: dict[str, set[str]] = {}
     for i, upstream in enumerate(envelope.upstreams):
         if upstream.id in tools:
@@ -338,7 +344,7 @@ def encode_envelope(envelope: Envelope) -> bytes:
 
 
 def json_schema() -> dict[str, Any]:
-    """The JSON Schema of Contract A 1.x, as shipped in `windtunnel/schemas/contract-a-1.json`."""
+    """The JSON Schema of the envelope we write (`windtunnel/schemas/contract-a-1.json`)."""
     text = resources.files("windtunnel").joinpath("schemas", "contract-a-1.json").read_bytes()
     schema: dict[str, Any] = msgspec.json.decode(text)
     return schema

@@ -72,6 +72,16 @@ def _result(output: Any) -> tuple[CallResult, list[str]]:
     return text_result(output)
 
 
+def _names_failure(result: CallResult, tool: str) -> bool:
+    """Whether the result is the `mcp` SDK's answer to a tool that raised: its one text block reads
+    `Error executing tool <tool>` (then `: <detail>`, or nothing when the SDK hid a crash)."""
+    texts = [block.get("text") for block in result.content if block.get("type") == "text"]
+    if len(texts) != 1 or not isinstance(texts[0], str):
+        return False
+    prefix = f"Error executing tool {tool}"
+    return texts[0] == prefix or texts[0].startswith(prefix + ":")
+
+
 def read(doc: Document, builder: TraceBuilder) -> None:
     spans: list[tuple[str, dict[str, Any]]] = []
     for where, item in _items(doc):
@@ -147,4 +157,8 @@ def _call(doc: Document, builder: TraceBuilder, where: str, span: dict[str, Any]
     if data.get("output") is None:
         return  # no result in the trace: the call stays `unknown`
     result, flags = _result(data["output"])
+    if _names_failure(result, name):
+        # The SDK drops `isError`; the server's own failure text is the only sign left.
+        builder.set_result(call, result, is_error=True, flags=[*flags, "error_from_result_text"])
+        return
     builder.set_result(call, result, flags=flags)

@@ -18,7 +18,7 @@ from .fixture import FixturePlan
 from .normalize import slug
 from .toml_text import NotTomlError, toml_key, toml_string, toml_value
 
-__all__ = ["render_pack"]
+__all__ = ["origin_ref", "render_pack"]
 
 _NO_TASK = "TODO(review): the task given to the agent"
 
@@ -61,6 +61,12 @@ def _call_table(
     return [c for line in lines for c in _comment(line)] if commented else lines
 
 
+def origin_ref(envelope: Envelope) -> str | None:
+    """The envelope's `source.ref` (its provenance), when it is a non-empty string."""
+    ref = envelope.source.get("ref") if envelope.source is not None else None
+    return ref if isinstance(ref, str) and ref else None
+
+
 def render_pack(envelope: Envelope, plan: FixturePlan, *, name: str) -> str:
     """The pack TOML for one imported trace."""
     scenario = slug(name)
@@ -90,6 +96,12 @@ def render_pack(envelope: Envelope, plan: FixturePlan, *, name: str) -> str:
         "[[scenario]]",
         f"name = {toml_string(scenario)}",
         f"task = {toml_string(envelope.task.prompt or _NO_TASK)}",
+    ]
+    ref = origin_ref(envelope)
+    if ref is not None:
+        # Design 0001: the provenance travels with the scenario as an `origin:<ref>` tag.
+        out.append(f"tags = [{toml_string('origin:' + ref)}]")
+    out += [
         "",
         "[scenario.upstreams]",
     ]

@@ -15,6 +15,7 @@ from . import (
     otlp,
 )
 from .builder import TraceBuilder
+from .contract_a import is_contract_a
 from .document import Document
 
 __all__ = ["ADAPTERS", "CONTRACT_A", "FORMATS", "sniff_format"]
@@ -43,8 +44,8 @@ FORMATS: tuple[str, ...] = (CONTRACT_A, *sorted(ADAPTERS))
 
 
 def _is_contract_a(doc: Document) -> bool:
-    value = doc.single
-    return not doc.jsonl and isinstance(value, dict) and "contract" in value
+    """A `windtunnel_interchange` envelope, or our earlier shape (`contract`)."""
+    return not doc.jsonl and is_contract_a(doc.single)
 
 
 def sniff_format(doc: Document) -> str:

@@ -6,8 +6,9 @@ SOURCE: `pydantic-ai` (pydantic-ai's own OpenTelemetry instrumentation; `version
 `content=0|1`), `logfire` (the same run through logfire, scrubbing on), `fastmcp` (a fastmcp
 client alone: the `mcp` SDK's and fastmcp's own spans), `mcp-sdk` (the `mcp` SDK's `Client` and
 `MCPServer` alone, in process: the SDK's server spans), `openai-agents` (openai-agents' own
-tracing, written by a `TracingProcessor` as JSON lines), `serve` (the MCP server on stdio, for
-openai-agents). `exporter=protobuf` writes protobuf's stock JSON instead of OTLP/JSON lines.
+tracing, written by a `TracingProcessor` as JSON lines; `server=mcp-sdk` serves its tools with the
+`mcp` SDK's `MCPServer` instead of fastmcp), `serve` (the MCP server on stdio, for
+openai-agents; `server=mcp-sdk` as above). `exporter=protobuf` writes protobuf's stock JSON instead of OTLP/JSON lines.
 With `replay=URL` (pydantic-ai) nothing is traced: the same agent runs against URL (a `wt serve`
 of the imported fixture) instead of the server.
 Every model is scripted (pydantic-ai's `FunctionModel`, openai-agents' `ScriptedModel`): offline.
@@ -148,8 +149,9 @@ async def pydantic_ai_run() -> None:
     _report(seen)
 
 
-async def mcp_sdk_run() -> None:
-    import mcp
+def sdk_crm_server() -> Any:
+    """The crm tools on the `mcp` SDK's own `MCPServer`: a tool that fails is answered with the
+    SDK's `Error executing tool <name>: <detail>` text (and `isError`)."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError as SDKToolError
 
@@ -165,6 +167,13 @@ async def mcp_sdk_run() -> None:
         """Refund a charge."""
         raise SDKToolError(f"charge {charge_id} already refunded")
 
+    return sdk_server
+
+
+async def mcp_sdk_run() -> None:
+    import mcp
+
+    sdk_server = sdk_crm_server()
     seen = []
     with trace.get_tracer("support-agent").start_as_current_span("agent run"):
         async with mcp.Client(sdk_server) as client:
@@ -229,7 +238,8 @@ async def openai_agents_run() -> None:
         [function_call(name, args, call_id=f"call_{i}")] for i, (name, args) in enumerate(CALLS)
     ]
     model = ScriptedModel([*steps, [assistant_message(ANSWER)]])
-    params = {"command": sys.executable, "args": [__file__, "serve", "-"]}
+    serve_options = [f"server={OPTIONS['server']}"] if "server" in OPTIONS else []
+    params = {"command": sys.executable, "args": [__file__, "serve", "-", *serve_options]}
     async with MCPServerStdio(params, name="crm", cache_tools_list=True) as mcp_server:
         agent = Agent(
             name="support",
@@ -255,12 +265,17 @@ RUNS = {
     "openai-agents": openai_agents_run,
 }
 
-if SOURCE == "serve":
+if SOURCE == "serve" and OPTIONS.get("server") == "mcp-sdk":
+    sdk_crm_server().run("stdio")
+elif SOURCE == "serve":
     server.run(show_banner=False)
 elif "replay" in OPTIONS:
     asyncio.run(RUNS[SOURCE]())
 else:
-    _tracing()
+    if SOURCE != "openai-agents":
+        # openai-agents writes OUT through its own processor: an OTel exporter on the same file
+        # would write over its lines (the `mcp` SDK's client spans) from another offset.
+        _tracing()
     asyncio.run(RUNS[SOURCE]())
     provider.shutdown()
     if SOURCE == "logfire":
