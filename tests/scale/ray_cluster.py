@@ -207,6 +207,12 @@ def jobs_head(venv: Path, *, start_timeout_s: float = 240.0) -> Iterator[JobsHea
     base = Path(tempfile.mkdtemp(prefix="wtrayj-"))
     env = _cluster_env(base)
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    # Ray 2.60's Ray Client server forks a server per session (fork + exec) from a process busy
+    # with gRPC; with gRPC's fork handlers on, that child now and then aborts (ev_epoll1_linux
+    # "Check failed: next_worker->state == KICKED", 3 times out of 4 here under load) and the
+    # driver gets "Initialization failure from server". gRPC's own advice for fork + exec is
+    # to turn the handlers off (docs/scale.md tells users the same).
+    env["GRPC_ENABLE_FORK_SUPPORT"] = "false"
     # The dashboard's agent would take fixed default ports another Ray on the machine may hold.
     port, dashboard, client, agent_http, agent_grpc = (_free_port() for _ in range(5))
     start = [str(venv / "bin" / "ray"), "start", "--head", "--port", str(port)]
