@@ -15,6 +15,9 @@
   --kill-child`): killing the one `unshare` process we started ends every process of that node
   (`ray stop` would stop every Ray on the machine, others' too); `setpriv --pdeathsig KILL`
   does the same if the test process itself is killed.
+
+`jobs_head` starts, the same way, a one-node cluster from a venv with `ray[default,client]`
+whose dashboard (`ray job submit`) and Ray Client server (`ray://`) listen on ports of their own.
 """
 
 from __future__ import annotations
