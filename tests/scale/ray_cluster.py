@@ -15,6 +15,9 @@
   --kill-child`): killing the one `unshare` process we started ends every process of that node
   (`ray stop` would stop every Ray on the machine, others' too); `setpriv --pdeathsig KILL`
   does the same if the test process itself is killed.
+
+`jobs_head` starts, the same way, a one-node cluster from a venv with `ray[default,client]`
+whose dashboard (`ray job submit`) and Ray Client server (`ray://`) listen on ports of their own.
 """
 
 from __future__ import annotations
@@ -127,12 +130,9 @@ def _worker_script(base: Path, data: Path, ray_start: list[str]) -> str:
     return "\n".join(lines)
 
 
-@contextmanager
-def two_node_cluster(*, start_timeout_s: float = 240.0) -> Iterator[TwoNodeCluster]:
-    """Start the head and the hidden worker node; stop both (and remove their files) after."""
-    base = Path(tempfile.mkdtemp(prefix="wtray-"))
-    data = base / "data"
-    data.mkdir()
+def _cluster_env(base: Path) -> dict[str, str]:
+    """Our environment plus a HOME of the cluster's own holding its fresh token file, the
+    token settings pointing at it, and no `RAY_ADDRESS` inherited from whoever runs the tests."""
     token = base / "home" / ".ray" / "auth_token"
     token.parent.mkdir(parents=True)
     token.write_text(secrets.token_hex(32))
@@ -144,25 +144,37 @@ def two_node_cluster(*, start_timeout_s: float = 240.0) -> Iterator[TwoNodeClust
         "RAY_USAGE_STATS_ENABLED": "0",
     }
     env.pop("RAY_ADDRESS", None)
+    return env
+
+
+_COMMON = ["--node-ip-address", "127.0.0.1", "--disable-usage-stats", "--block"]
+# `setpriv --pdeathsig`: should this test process die unannounced, its nodes go with it.
+_PID_NAMESPACE = ["setpriv", "--pdeathsig", "KILL", "--"]
+_PID_NAMESPACE += ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
+
+
+@contextmanager
+def two_node_cluster(*, start_timeout_s: float = 240.0) -> Iterator[TwoNodeCluster]:
+    """Start the head and the hidden worker node; stop both (and remove their files) after."""
+    base = Path(tempfile.mkdtemp(prefix="wtray-"))
+    data = base / "data"
+    data.mkdir()
+    env = _cluster_env(base)
     port = _free_port()
     ray = str(Path(sys.executable).parent / "ray")
-    common = ["--node-ip-address", "127.0.0.1", "--disable-usage-stats", "--block"]
-    # `setpriv --pdeathsig`: should this test process die unannounced, its nodes go with it.
-    pid_namespace = ["setpriv", "--pdeathsig", "KILL", "--"]
-    pid_namespace += ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]
     head_start = [ray, "start", "--head", "--port", str(port), "--num-cpus", "0"]
-    head_start += ["--include-dashboard", "false", "--temp-dir", str(base / "h"), *common]
+    head_start += ["--include-dashboard", "false", "--temp-dir", str(base / "h"), *_COMMON]
     worker_start = [ray, "start", "--address", f"127.0.0.1:{port}", "--num-cpus", "2"]
-    worker_start += ["--temp-dir", str(base / "w"), *common]
+    worker_start += ["--temp-dir", str(base / "w"), *_COMMON]
     with ExitStack() as stack:
         stack.callback(shutil.rmtree, base, ignore_errors=True)
         deadline = time.monotonic() + start_timeout_s
-        head = _Node([*pid_namespace, *head_start], env, base / "head.log", base)
+        head = _Node([*_PID_NAMESPACE, *head_start], env, base / "head.log", base)
         stack.callback(head.stop)
         head.wait_ready(deadline)
         script = _worker_script(base, data, worker_start)
         worker = _Node(
-            [*pid_namespace, "--propagation", "private", "sh", "-c", script],
+            [*_PID_NAMESPACE, "--propagation", "private", "sh", "-c", script],
             env,
             base / "worker.log",
             base,
@@ -170,3 +182,56 @@ def two_node_cluster(*, start_timeout_s: float = 240.0) -> Iterator[TwoNodeClust
         stack.callback(worker.stop)
         worker.wait_ready(deadline)
         yield TwoNodeCluster(address=f"127.0.0.1:{port}", env=env, data=data, base=base)
+
+
+@dataclass(frozen=True)
+class JobsHead:
+    """A one-node cluster with the two ways in that a driver on the head does not use."""
+
+    dashboard: str
+    """`http://127.0.0.1:PORT`: the dashboard, where `ray job submit` sends jobs."""
+    client: str
+    """`ray://127.0.0.1:PORT`: the Ray Client server."""
+    env: dict[str, str]
+    """The environment of `ray job submit` or a Ray Client driver: the token, and the venv's
+    `bin` first on PATH (so a job's `wt` entrypoint is the venv's)."""
+    base: Path
+    """The cluster's own directory: node temp dir, token, log; packs and run directories."""
+
+
+@contextmanager
+def jobs_head(venv: Path, *, start_timeout_s: float = 240.0) -> Iterator[JobsHead]:
+    """Start a head (2 CPUs) from `venv` (one with `ray[default,client]`) with its dashboard
+    and Ray Client server on ports of their own; stop it (and remove its files) after.
+
+    One node is enough here: what these tests prove is the way in (a job's entrypoint, a Ray
+    Client driver), while tests/scale/test_ray_cluster.py already proves that a node without
+    our files runs the shipped tree."""
+    base = Path(tempfile.mkdtemp(prefix="wtrayj-"))
+    env = _cluster_env(base)
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    # Ray 2.60's Ray Client server forks a server per session (fork + exec) from a process busy
+    # with gRPC; with gRPC's fork handlers on, that child now and then aborts (ev_epoll1_linux
+    # "Check failed: next_worker->state == KICKED", 3 times out of 4 here under load) and the
+    # driver gets "Initialization failure from server". gRPC's own advice for fork + exec is
+    # to turn the handlers off (docs/scale.md tells users the same).
+    env["GRPC_ENABLE_FORK_SUPPORT"] = "false"
+    # The dashboard's agent would take fixed default ports another Ray on the machine may hold.
+    port, dashboard, client, agent_http, agent_grpc = (_free_port() for _ in range(5))
+    start = [str(venv / "bin" / "ray"), "start", "--head", "--port", str(port)]
+    start += ["--num-cpus", "2", "--temp-dir", str(base / "h"), *_COMMON]
+    start += ["--include-dashboard", "true", "--dashboard-host", "127.0.0.1"]
+    start += ["--dashboard-port", str(dashboard), "--ray-client-server-port", str(client)]
+    start += ["--dashboard-agent-listen-port", str(agent_http)]
+    start += ["--dashboard-agent-grpc-port", str(agent_grpc)]
+    with ExitStack() as stack:
+        stack.callback(shutil.rmtree, base, ignore_errors=True)
+        head = _Node([*_PID_NAMESPACE, *start], env, base / "head.log", base)
+        stack.callback(head.stop)
+        head.wait_ready(time.monotonic() + start_timeout_s)
+        yield JobsHead(
+            dashboard=f"http://127.0.0.1:{dashboard}",
+            client=f"ray://127.0.0.1:{client}",
+            env=env,
+            base=base,
+        )

@@ -16,6 +16,7 @@ from tests.scale.packs import CRM, scripted_pack
 from windtunnel.cli.main import main
 from windtunnel.errors import ConfigError
 from windtunnel.runner.pack_config import load_pack
+from windtunnel.scale.ray_connect import connect
 from windtunnel.scale.ray_executor import load_shipped
 from windtunnel.scale.ray_ship import ShippedPack, ship_pack, unpack
 
@@ -219,3 +220,43 @@ def test_ray_address_set_to_the_dashboard_is_refused_the_same_way(
     assert message.startswith(
         "wt: error: at RAY_ADDRESS: http://127.0.0.1:8265 is a Ray dashboard (Jobs API) address"
     )
+
+
+class _FailingRay:
+    """Stands in for the `ray` module where `ray.init` fails as Ray Client's does when the
+    server cannot start a session (`ConnectionAbortedError`, the server's text after a colon)."""
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def is_initialized(self) -> bool:
+        return False
+
+    def init(self, address: str, **options: object) -> None:
+        raise ConnectionAbortedError(self.message)
+
+
+@pytest.mark.parametrize(
+    ("message", "reason"),
+    [
+        (
+            "Initialization failure from server:\nTraceback (most recent call last):\n"
+            '  File "server.py", line 1\nRuntimeError: no room for a session',
+            "Initialization failure from server: RuntimeError: no room for a session",
+        ),
+        (
+            "Initialization failure from server:\n",
+            "Initialization failure from server: (no reason given; the head's "
+            "logs/ray_client_server*.err say why)",
+        ),
+    ],
+)
+def test_a_ray_client_session_that_fails_to_start_says_why_in_one_line(
+    message: str, reason: str
+) -> None:
+    """Ray Client puts the server's reason on the lines after the first: the error keeps the
+    last of them, or, with none, says where the head logs it."""
+    address = "ray://127.0.0.1:10001"
+    with pytest.raises(ConfigError) as raised:
+        connect(_FailingRay(message), address)
+    assert str(raised.value) == f"cannot join the Ray cluster at {address}: {reason}"

@@ -65,6 +65,20 @@ def connect(ray: Any, address: str | None) -> bool:
         ray.init(address=address, **options)
     except (ConnectionError, TimeoutError, ValueError, RuntimeError) as exc:
         where = address or os.environ.get("RAY_ADDRESS") or "a local Ray instance"
-        lines = str(exc).strip().splitlines() or [type(exc).__name__]
-        raise ConfigError(f"cannot join the Ray cluster at {where}: {lines[0]}") from None
+        raise ConfigError(
+            f"cannot join the Ray cluster at {where}: {_reason(exc, client)}"
+        ) from None
     return True
+
+
+def _reason(exc: BaseException, client: bool) -> str:
+    """One line from Ray's error: its first line and, when it goes on (a server's traceback),
+    its last. A Ray Client server that could not start a session often sends no reason at
+    all: the user is told where the head logs it."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    if not lines:
+        return type(exc).__name__
+    reason = lines[0] if len(lines) == 1 else f"{lines[0]} {lines[-1]}"
+    if client and len(lines) == 1 and reason.endswith(":"):
+        reason += " (no reason given; the head's logs/ray_client_server*.err say why)"
+    return reason
