@@ -39,7 +39,7 @@ BENCHMARKS: tuple[ModuleType, ...] = (
     record,
 )
 # Run on their own only (`all` stays under 15 minutes): `memory` takes ~20, `scale` ~10; `otel`
-# measures the OpenTelemetry export's cost, reported beside that feature (docs/events.md).
+# measures the OpenTelemetry export's cost (its own section of docs/benchmarks.md).
 SEPARATE: tuple[ModuleType, ...] = (memory, scale, otel)
 
 

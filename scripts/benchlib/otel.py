@@ -5,7 +5,8 @@ endpoint), one exporting every call's span over OTLP/HTTP to a real receiver (`o
 PyPI, in this process). The same keep-alive `http.client` posts `tools/call` to each in turns;
 per round we read the *server process's* CPU time (from /proc), which includes the export
 thread's work (building spans, protobuf, HTTP), so the difference is what export costs a call.
-Not part of `all`: its figures are reported with the OpenTelemetry work, not in benchmarks.md.
+Not part of `all` (export is opt-in and the plain path has its own benchmarks); `--out` writes its
+section of docs/benchmarks.md.
 """
 
 from __future__ import annotations
