@@ -7,6 +7,7 @@ import argparse
 from ..record.limits import DEFAULT_TIMEOUT_S
 from .commands import command_help, run_later
 from .listener_options import add_allow_options
+from .redaction_options import add_redaction_options
 
 __all__ = ["add_record_options", "register_record"]
 
@@ -37,14 +38,7 @@ def add_record_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--stdio", action="store_true", help="speak stdio to the agent")
     parser.add_argument("--log", metavar="FILE", help="also write the raw JSON-RPC capture log")
-    parser.add_argument(
-        "--redact",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="key:NAME, path:$.args.x / $.result.y, or regex:PATTERN (repeatable)",
-    )
-    parser.add_argument("--redact-rules", metavar="FILE", help="TOML: keys, paths, patterns lists")
+    add_redaction_options(parser, what="everything recorded, printed or logged")
     parser.add_argument(
         "--timeout",
         type=float,

@@ -7,6 +7,7 @@ import argparse
 from .commands import command_help, run_later
 from .listener_options import add_allow_options
 from .otel_options import add_otel_options
+from .redaction_options import add_redaction_options
 
 __all__ = ["register_serve"]
 
@@ -65,12 +66,5 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         metavar="URL|COMMAND",
         help="the live server for a record mode (default: the universe's meta.upstream)",
     )
-    parser.add_argument(
-        "--redact",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="redaction for what a record mode writes, as wt record (repeatable)",
-    )
-    parser.add_argument("--redact-rules", metavar="FILE", help="TOML: keys, paths, patterns lists")
+    add_redaction_options(parser, what="what a record mode writes, as wt record")
     parser.set_defaults(func=run_later("serve_main", "run_serve"))

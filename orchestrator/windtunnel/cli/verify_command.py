@@ -6,6 +6,7 @@ import argparse
 
 from ..record.limits import DEFAULT_TIMEOUT_S
 from .commands import command_help, run_later
+from .redaction_options import add_redaction_options
 
 __all__ = ["add_verify_options", "register_verify"]
 
@@ -63,14 +64,7 @@ def add_verify_options(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="rewrite each universe as the live server is now (atomically, redacted)",
     )
-    parser.add_argument(
-        "--redact",
-        action="append",
-        default=[],
-        metavar="RULE",
-        help="key:NAME, path:$.args.x / $.result.y, or regex:PATTERN (repeatable), as wt record",
-    )
-    parser.add_argument("--redact-rules", metavar="FILE", help="TOML: keys, paths, patterns lists")
+    add_redaction_options(parser, what="what --update writes, as wt record")
     parser.add_argument(
         "--timeout",
         type=float,

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..calls import MCPCall
 from ..errors import UnknownToolError
+from ..matching import Hit, Miss
 from ..miss_answers import SynthesizeHook
 from ..replay import CallListener, ClientExchange, Replay
 from ..surface_matching import REQUEST_METHODS
@@ -89,6 +90,14 @@ class RecordedMCPServer(MCPServer):
         session: SessionState | None = None,
     ) -> MCPCall:
         args = flatten_wire_args(tool_name, args)
+        outcome, messages = self.begin(tool_name, args, session)
+        exchanged = await exchange(messages) if messages else ClientExchange()
+        return self.replay.finish(tool_name, args, outcome, exchanged)
+
+    def begin(
+        self, tool_name: str, args: dict[str, Any], session: SessionState | None
+    ) -> tuple[Hit | Miss, list[dict[str, Any]]]:
+        """`Replay.begin` at the MCP session's own sequence position, if it has one."""
         sequence = None
         if session is not None and tool_name in self._sequence_tools:
             # Made on the session's first sequence-mode call: the state is as large as the
@@ -96,9 +105,7 @@ class RecordedMCPServer(MCPServer):
             sequence = session.get(_SEQUENCE)
             if sequence is None:
                 sequence = session[_SEQUENCE] = self.replay.session_sequence_state()
-        outcome, messages = self.replay.begin(tool_name, args, sequence=sequence)
-        exchanged = await exchange(messages) if messages else ClientExchange()
-        return self.replay.finish(tool_name, args, outcome, exchanged)
+        return self.replay.begin(tool_name, args, sequence=sequence)
 
     def messaging_tools(self) -> frozenset[str]:
         return frozenset(r.tool_name for r in self.universe.recordings if r.server_messages)

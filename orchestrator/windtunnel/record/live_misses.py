@@ -38,7 +38,7 @@ from ..divergence import Divergence, LiveOutcome, divergence_call, log_divergenc
 from ..errors import InputError
 from ..matching import Miss
 from ..mcp._sdk_server import Exchange, SessionState, SyncAnswer
-from ..mcp.recorded import _SEQUENCE, RecordedMCPServer
+from ..mcp.recorded import RecordedMCPServer
 from ..miss_answers import SynthesizeHook
 from ..replay import ClientExchange
 from ..universe import Recording, flatten_wire_args, load_universe, write_universe
@@ -117,7 +117,7 @@ class LiveMissServer(RecordedMCPServer):
 
     async def answer(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
         args = flatten_wire_args(tool_name, args)
-        outcome, messages = self.replay.begin(tool_name, args)
+        outcome, messages = self.begin(tool_name, args, None)
         if isinstance(outcome, Miss) and outcome.reason != "unknown_tool":
             return await self._answer_live(tool_name, args)
         return self.replay.finish(tool_name, args, outcome, ClientExchange(unsent=len(messages)))
@@ -130,13 +130,7 @@ class LiveMissServer(RecordedMCPServer):
         session: SessionState | None = None,
     ) -> MCPCall:
         args = flatten_wire_args(tool_name, args)
-        sequence = None
-        if session is not None and tool_name in self.ordered_tools():
-            # The session's own sequence state, made as `RecordedMCPServer` makes it.
-            sequence = session.get(_SEQUENCE)
-            if sequence is None:
-                sequence = session[_SEQUENCE] = self.replay.session_sequence_state()
-        outcome, messages = self.replay.begin(tool_name, args, sequence=sequence)
+        outcome, messages = self.begin(tool_name, args, session)
         if isinstance(outcome, Miss) and outcome.reason != "unknown_tool":
             return await self._answer_live(tool_name, args)
         exchanged = await exchange(messages) if messages else ClientExchange()
