@@ -31,6 +31,7 @@ from windtunnel.api.interchange import (
     load_interchange,
     parse_interchange,
 )
+from windtunnel.errors import TraceError
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -153,6 +154,8 @@ def test_load_interchange_reads_the_reference_envelopes_as_the_original(
             with pytest.raises(InterchangeFormatError) as caught:
                 load_interchange(path)
             assert caught.value.path is not None and caught.value.path.startswith("$"), path.name
+            # Caught as the original's callers catch it, and as ours do.
+            assert isinstance(caught.value, ValueError) and isinstance(caught.value, TraceError)
             continue
         ours = load_interchange(path)
         assert dataclasses.asdict(ours) == their["typed"], path.name

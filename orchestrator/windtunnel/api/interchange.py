@@ -3,9 +3,9 @@
 A project moving from windtunnel-bench changes no import. The checks are ours
 (`importing.interchange.check_interchange`, which applies the original's rules in its order);
 what this module adds is the original's typed view of a checked envelope (frozen dataclasses with
-its field names) and its function signatures. Where ours differ: `InterchangeFormatError` is
-`TraceError` (an `InputError`, not a `ValueError`; its message names the JSON path), and
-`lint_interchange` returns our lint messages, each prefixed by the part's JSON path.
+its field names) and its function signatures. Where ours differ: `InterchangeFormatError` is both
+our `TraceError` (an `InputError` whose message names the file and the JSON path) and, as there, a
+`ValueError`; `lint_interchange` returns our lint messages, each prefixed by the JSON path.
 """
 
 from __future__ import annotations
@@ -38,7 +38,10 @@ __all__ = [
     "parse_interchange",
 ]
 
-InterchangeFormatError = TraceError
+
+class InterchangeFormatError(TraceError, ValueError):
+    """A file or value that is not a valid version-1 envelope (`path` is the JSON path)."""
+
 
 _NOT_A_FILE = "<interchange>"
 
@@ -173,31 +176,42 @@ def _typed(raw: dict[str, Any]) -> InterchangeTrace:
     )
 
 
+def _check(raw: Any, file: str) -> None:
+    try:
+        check_interchange(raw, file=file)
+    except TraceError as exc:
+        raise InterchangeFormatError(exc.message, file=exc.file, path=exc.path) from None
+
+
 def _parse(raw: Any, file: str) -> InterchangeTrace:
-    check_interchange(raw, file=file)
+    _check(raw, file)
     return _typed(raw)
 
 
 def parse_interchange(raw: Any) -> InterchangeTrace:
-    """Check a parsed JSON value as a version-1 envelope; the first problem is a `TraceError`
-    naming its JSON path."""
+    """Check a parsed JSON value as a version-1 envelope; the first problem is an
+    `InterchangeFormatError` naming its JSON path."""
     return _parse(raw, _NOT_A_FILE)
 
 
 def load_interchange(path: str | os.PathLike[str]) -> InterchangeTrace:
     """Read and check a `*.wtin.json` file (errors name the file and the JSON path)."""
     file = os.fspath(Path(path))
-    data = read_input(file, what="a trace file", error=TraceError)
-    doc = parse_document(data, file=file)
+    try:
+        doc = parse_document(read_input(file, what="a trace file", error=TraceError), file=file)
+    except TraceError as exc:
+        raise InterchangeFormatError(exc.message, file=exc.file, path=exc.path) from None
     if doc.jsonl:
-        raise TraceError("a Contract A envelope is one JSON document, not JSON lines", file=file)
+        raise InterchangeFormatError(
+            "a Contract A envelope is one JSON document, not JSON lines", file=file
+        )
     return _parse(doc.single, file)
 
 
 def lint_interchange(envelope: dict[str, Any]) -> list[str]:
     """The lint warnings of an envelope (checked first: an invalid one raises), in message
     order, each `PATH: message`."""
-    check_interchange(envelope, file=_NOT_A_FILE)
+    _check(envelope, _NOT_A_FILE)
     return [f"{lint.path}: {lint.message}" for lint in _lints(envelope)]
 
 
