@@ -158,13 +158,13 @@ def test_a_plain_universe_has_no_warnings(write_universe_file: UniverseFactory) 
 def test_validate_prints_warn_lines_and_strict_fails(
     write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """`wt validate`: WARN lines after ok, exit 0; with `--strict` exit 1."""
+    """`wt validate`: WARN lines (file and JSON path) after OK, exit 0; with `--strict` exit 1."""
     path = write_universe_file({**universe_doc([TOOL]), "producer": "p"})
     assert main(["validate", str(path)]) == 0
     out = capsys.readouterr().out
     assert out == (
-        f"{path}: ok (1 tools, 0 recordings)\n"
-        f"WARN {path}: $.producer: unknown field: loaded, not read, not written back\n"
+        f"OK {path} (1 tools, 0 recordings)\n"
+        f"WARN {path} at $.producer: unknown field: loaded, not read, not written back\n"
     )
     assert main(["validate", "--strict", str(path)]) == 1
     clean = write_universe_file(universe_doc([TOOL]))

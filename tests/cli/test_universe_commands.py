@@ -18,7 +18,8 @@ EXAMPLE = Path(__file__).parents[2] / "configs" / "examples" / "crm.universe.jso
 def test_validate_ok_and_bad_files(
     write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Good files print ok; each bad file is one stderr line naming file and path; exit 2."""
+    """Good files print `OK` with the counts; each bad file is one `INVALID` line naming the
+    file and the JSON path, as an envelope's; exit 2."""
     good = write_universe_file(universe_doc([{"name": "a"}]))
     bad = write_universe_file(
         universe_doc([{"name": "a"}], [{"tool_name": "b", "args": {}, "result": 1}])
@@ -26,14 +27,17 @@ def test_validate_ok_and_bad_files(
     code = main(["validate", str(good), str(bad)])
     out, err = capsys.readouterr()
     assert code == 2
-    assert out == f"{good}: ok (1 tools, 0 recordings)\n"
-    assert err == f"{bad} at $.recordings[0].tool_name: recording names undeclared tool 'b'\n"
+    assert out == (
+        f"OK {good} (1 tools, 0 recordings)\n"
+        f"INVALID {bad} at $.recordings[0].tool_name: recording names undeclared tool 'b'\n"
+    )
+    assert err == ""
 
 
 def test_validate_bundled_example(capsys: pytest.CaptureFixture[str]) -> None:
     """The bundled example universe is valid."""
     assert main(["validate", str(EXAMPLE)]) == 0
-    assert capsys.readouterr().out == f"{EXAMPLE}: ok (2 tools, 4 recordings)\n"
+    assert capsys.readouterr().out == f"OK {EXAMPLE} (2 tools, 4 recordings)\n"
 
 
 def test_validate_notes_synthesize_hook(
@@ -170,8 +174,8 @@ def test_validate_warns_about_secrets_without_failing(
     path = write_universe_file(doc)
     assert main(["validate", str(path)]) == 0
     assert capsys.readouterr().out.splitlines()[1:] == [
-        f"{path}: warning: $.recordings[0].args.q looks like an email address; redact it",
-        f"{path}: warning: $.recordings[0].result.token looks like a bearer token; redact it",
+        f"WARN {path} at $.recordings[0].args.q: looks like an email address; redact it",
+        f"WARN {path} at $.recordings[0].result.token: looks like a bearer token; redact it",
     ]
 
 
@@ -249,3 +253,21 @@ def test_validate_notes_server_messages_replay_does_not_send(
         f"{path}: note: 1 recording(s) hold server messages, which are exchanged with the "
         "client again (over stdio, and over HTTP in a session)"
     )
+
+
+def test_validate_unreadable_files_are_invalid_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A missing file, a directory and broken JSON are each one `INVALID FILE: ...` line on
+    stdout, like an envelope's; exit 2."""
+    missing = tmp_path / "missing.universe.json"
+    broken = tmp_path / "broken.universe.json"
+    broken.write_text('{"windtunnel_universe": 1, "tools": [')
+    assert main(["validate", str(missing), str(tmp_path), str(broken)]) == 2
+    out, err = capsys.readouterr()
+    assert out.splitlines() == [
+        f"INVALID {missing}: no such file",
+        f"INVALID {tmp_path}: is a directory, expected a universe file",
+        f"INVALID {broken}: Input data was truncated",
+    ]
+    assert err == ""

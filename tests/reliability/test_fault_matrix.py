@@ -115,10 +115,12 @@ async def run_with_bad_universe(root: Path, bad: Path, *, code: int = 1) -> dict
     return rows
 
 
-async def validate_refuses(bad: Path, message: str) -> None:
+async def validate_refuses(bad: Path, message: str, *, at: str = "") -> None:
+    """`wt validate` exits 2 with one `INVALID` line on stdout (`at` is the JSON path's part)."""
     outcome = await wt(["validate", str(bad)])
     assert outcome.code == 2
-    assert outcome.one_error_line() == f"{bad}: {message}"
+    assert "Traceback" not in outcome.stderr
+    assert (outcome.stdout, outcome.stderr) == (f"INVALID {bad}{at}: {message}\n", "")
 
 
 @cell("universe", "blocking")
@@ -145,9 +147,7 @@ async def _(root: Path) -> None:
     rows = await run_with_bad_universe(root, bad)
     deep = "nested deeper than 128 levels; MCP clients cannot read it"
     assert rows["bad#0"].error == f"UniverseError: {bad} at $.recordings[0].result: {deep}"
-    outcome = await wt(["validate", str(bad)])
-    assert outcome.code == 2
-    assert outcome.one_error_line() == f"{bad} at $.recordings[0].result: {deep}"
+    await validate_refuses(bad, deep, at=" at $.recordings[0].result")
     deeper = root / "deeper.universe.json"
     deeper.write_text(
         json.dumps(universe_doc(result="X")).replace('"X"', "[" * 100_000 + "]" * 100_000)

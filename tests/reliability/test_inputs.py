@@ -47,15 +47,16 @@ COMMANDS = {
 ROLE = {"import": "a trace file", "run": "a pack file", "plan": "a pack file"}
 
 
-def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str]:
+def run_main(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     """`wt ARGS` in this process, in a thread, so that a command that hangs fails the test at a
-    deadline instead of hanging it; returns the exit code and stderr."""
+    deadline instead of hanging it; returns the exit code, stdout and stderr."""
     codes: list[int] = []
     worker = threading.Thread(target=lambda: codes.append(main(args)), daemon=True)
     worker.start()
     worker.join(20)
     assert codes, f"wt {' '.join(args)} still running after 20 s"
-    return codes[0], capsys.readouterr().err
+    captured = capsys.readouterr()
+    return codes[0], captured.out, captured.err
 
 
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
@@ -75,11 +76,13 @@ def test_inputs_that_never_come_or_never_end_are_refused_up_front(
     else:
         bad = "/dev/zero"
         expected = "is a character device, expected"
-    code, err = run_main([bad if a == "FILE" else a for a in COMMANDS[command]], capsys)
+    code, out, err = run_main([bad if a == "FILE" else a for a in COMMANDS[command]], capsys)
     assert code == 2
     role = ROLE.get(command, "a universe file")
-    prefix = f"{bad}: " if command == "validate" else f"wt: error: {bad}: "
-    assert err == f"{prefix}{expected} {role}\n"
+    if command == "validate":  # its verdict, INVALID included, is a line on stdout
+        assert (out, err) == (f"INVALID {bad}: {expected} {role}\n", "")
+    else:
+        assert err == f"wt: error: {bad}: {expected} {role}\n"
 
 
 @pytest.mark.parametrize("command", list(COMMANDS))
@@ -90,10 +93,13 @@ def test_a_2_gib_sparse_input_is_refused_from_its_size(tmp_path: Path, command: 
     assert outcome.code == 2, outcome
     role = ROLE.get(command, "a universe file")
     limit = "16,777,216 bytes" if role == "a pack file" else "268,435,456 bytes (set WT_MAX"
-    prefix = f"{bad}: " if command == "validate" else f"wt: error: {bad}: "
-    assert outcome.one_error_line().startswith(
-        f"{prefix}is 2,147,483,648 bytes; {role} may have at most {limit}"
-    )
+    refused = f"{bad}: is 2,147,483,648 bytes; {role} may have at most {limit}"
+    if command == "validate":  # its verdict, INVALID included, is a line on stdout
+        assert outcome.stderr == ""
+        assert outcome.stdout.startswith(f"INVALID {refused}")
+        assert outcome.stdout.count("\n") == 1
+    else:
+        assert outcome.one_error_line().startswith(f"wt: error: {refused}")
     assert outcome.max_rss_mib < 300, outcome.max_rss_mib
 
 

@@ -79,20 +79,19 @@ def test_wt_validate_escapes_names_and_json_paths(
     doc["recordings"][0]["args"] = {f"mail{HOSTILE}": "ops@bluewing.io"}
     good = write_universe(tmp_path / "good.universe.json", doc)
     bad_doc = universe_doc()
-    bad_doc["matching"] = {"arg_keys": {f"nope{HOSTILE}": ["q"]}}
+    bad_doc["recordings"][0]["tool_name"] = f"nope{HOSTILE}"
     bad = write_universe(tmp_path / "bad.universe.json", bad_doc)
     assert main(["validate", str(good), str(bad)]) == 2
     captured = capsys.readouterr()
     assert RAW_CONTROL.search(captured.out + captured.err) is None
-    assert captured.out.splitlines()[1] == (
-        f'{good}: warning: $.recordings[0].args["mail{ESCAPED}"] looks like an email address; '
-        "redact it"
-    )
-    assert captured.err == (
-        f"{bad} at $.matching.arg_keys.nope{ESCAPED}: arg_keys names undeclared tool "
+    assert captured.out.splitlines()[1:] == [
+        f'WARN {good} at $.recordings[0].args["mail{ESCAPED}"]: looks like an email address; '
+        "redact it",
+        f"INVALID {bad} at $.recordings[0].tool_name: recording names undeclared tool "
         f"'nope\\x1b]8;;http://evil.example\\x07click\\x1b]8;;\\x07\\x1b[2J\\x07\\x1b]0;pwned"
-        f"\\x07\\u202egnp.exe\\x9b31m'\n"
-    )
+        f"\\x07\\u202egnp.exe\\x9b31m'",
+    ]
+    assert captured.err == ""
 
 
 def test_wt_import_escapes_warnings(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -66,7 +66,7 @@ def test_universes_and_envelopes_in_one_run(
     shutil.copy(VALID[0], disguised)
     assert main(["validate", str(EXAMPLE), str(disguised)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"{EXAMPLE}: ok (2 tools, 4 recordings)",
+        f"OK {EXAMPLE} (2 tools, 4 recordings)",
         f"OK {disguised}",
     ]
     assert main(["validate", "--strict", str(LINT[0]), str(INVALID[0])]) == 2
@@ -82,7 +82,7 @@ def test_a_universe_mentioning_the_key_is_still_a_universe(
     path = tmp_path / "u.json"
     path.write_text(json.dumps({"recordings": doc["recordings"], **doc}))
     assert main(["validate", str(path)]) == 0
-    assert capsys.readouterr().out == f"{path}: ok (2 tools, 4 recordings)\n"
+    assert capsys.readouterr().out == f"OK {path} (2 tools, 4 recordings)\n"
 
 
 def test_an_envelope_we_wrote_validates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,7 +1,8 @@
 """The public API (DESIGN §2): names here are fixed by the user documentation.
 
-windtunnel-bench's universe names import from here too, and from `windtunnel.api.universe`
-(aliases where ours differ), so code written for it runs unchanged.
+windtunnel-bench's universe and envelope names import from here too, and from
+`windtunnel.api.universe`, `windtunnel.api.interchange` and `windtunnel.api.importer` (aliases
+where ours differ), so code written for it runs unchanged.
 
 from windtunnel.api import (ScenarioPack, Scenario, run_scenario, load_universe,
                             freeze_universe, UniverseTool, no_divergence, MCPCall)
@@ -44,6 +45,22 @@ from ..universe import (
     UniverseTool,
     load_universe,
 )
+from .importer import ImportResult, write_imported_scenario
+from .interchange import (
+    INTERCHANGE_VERSION,
+    InterchangeFormatError,
+    InterchangeMessage,
+    InterchangePart,
+    InterchangeToolDefinition,
+    InterchangeTrace,
+    InterchangeWitnessedCall,
+    TextPart,
+    ToolCallPart,
+    ToolCallResponsePart,
+    build_envelope,
+    load_interchange,
+    parse_interchange,
+)
 from .universe import (
     UNIVERSE_VERSION,
     SynthesizeHook,
@@ -54,11 +71,19 @@ from .universe import (
 )
 
 __all__ = [
+    "INTERCHANGE_VERSION",
     "UNIVERSE_VERSION",
     "AgentContext",
     "CommandAgent",
     "ConfigError",
+    "ImportResult",
     "InputError",
+    "InterchangeFormatError",
+    "InterchangeMessage",
+    "InterchangePart",
+    "InterchangeToolDefinition",
+    "InterchangeTrace",
+    "InterchangeWitnessedCall",
     "MCPCall",
     "Matching",
     "PlanStep",
@@ -72,6 +97,9 @@ __all__ = [
     "ServerError",
     "ServerSurface",
     "SynthesizeHook",
+    "TextPart",
+    "ToolCallPart",
+    "ToolCallResponsePart",
     "Trace",
     "Universe",
     "UniverseError",
@@ -81,6 +109,7 @@ __all__ = [
     "UniverseTool",
     "UnknownToolError",
     "WindtunnelError",
+    "build_envelope",
     "call_budget",
     "call_order",
     "contains",
@@ -88,11 +117,14 @@ __all__ = [
     "forbidden_call",
     "freeze_universe",
     "json_field",
+    "load_interchange",
     "load_universe",
     "no_divergence",
+    "parse_interchange",
     "regex",
     "required_call",
     "run_scenario",
     "run_scenario_async",
     "save_universe",
+    "write_imported_scenario",
 ]

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any, NamedTuple
 
 import msgspec
@@ -77,21 +76,27 @@ def validate_file(file: str) -> Verdict:
 
 
 def validate_universe(file: str) -> Verdict:
-    """`wt validate` of a universe file: `ok` or the problem, warnings and notes."""
+    """`wt validate` of a universe file, in the envelope's line shapes: `OK FILE (N tools, M
+    recordings)` then one `WARN FILE at PATH: ...` per warning, or `INVALID FILE at PATH: ...`;
+    notes (`FILE: note: ...`) say what serving it will need."""
     try:
         universe, format_warnings = load_universe_with_warnings(file)
     except UniverseError as exc:
-        print(escape_terminal(str(exc)), file=sys.stderr)
+        # The error names the file (and the JSON path) as an envelope's INVALID line does.
+        named = (
+            exc if exc.file is not None else UniverseError(exc.message, file=file, path=exc.path)
+        )
+        print(escape_terminal(f"INVALID {named}"))
         return Verdict(valid=False, warnings=0)
     # File names, JSON paths and tool names are data: escaped before they reach a terminal.
     say = escape_terminal
     tools = len(universe.tools)
     recordings = len(universe.recordings)
-    print(say(f"{file}: ok ({tools} tools, {recordings} recordings)"))
+    print(say(f"OK {file} ({tools} tools, {recordings} recordings)"))
     warnings = print_universe_warnings(file, format_warnings)
     for path, kind in scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings"):
         looks = KIND_TEXT.get(kind, kind)
-        print(say(f"{file}: warning: {path} looks like {looks}; redact it"))
+        print(say(f"WARN {file} at {path}: looks like {looks}; redact it"))
         warnings += 1
     with_messages = sum(1 for r in universe.recordings if r.server_messages)
     if with_messages:
@@ -113,10 +118,10 @@ def validate_universe(file: str) -> Verdict:
 
 
 def print_universe_warnings(file: str, warnings: list[UniverseWarning]) -> int:
-    """One `WARN FILE: $.path: message` line per warning (forward tolerance: loaded, but not
+    """One `WARN FILE at PATH: message` line per warning (forward tolerance: loaded, but not
     read as written); how many were printed."""
     for warning in warnings:
-        print(escape_terminal(f"WARN {file}: {warning.path}: {warning.message}"))
+        print(escape_terminal(f"WARN {file} at {warning.path}: {warning.message}"))
     return len(warnings)
 
 
