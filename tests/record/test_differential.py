@@ -142,6 +142,6 @@ async def test_agent_spawns_wt_record_stdio(mode: str, upstream_kind: str, tmp_p
     report = errlog.read_text()
     assert "sdk: 7 call(s), 6 recording(s), 8 tool(s)" in report
     assert (
-        "warning: $.recordings[4].result.structuredContent.api_key looks like an API key; "
+        "at $.recordings[4].result.structuredContent.api_key: looks like an API key; "
         "redact it" in report
     )

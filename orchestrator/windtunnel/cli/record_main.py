@@ -33,7 +33,7 @@ from ..record.saving import save_recording, write_atomically
 from ..terminal_text import escape_terminal
 from .logs import configure_logging
 from .record_command import add_record_options
-from .universe_commands import KIND_TEXT
+from .universe_commands import secret_warning
 
 __all__ = ["UpstreamSpec", "parse_record_upstreams", "run_record"]
 
@@ -360,4 +360,4 @@ def _report(name: str, path: Path, recording: Recording, proxy: RecordingProxy) 
             f"{', '.join(recording.unlisted_tools)}"
         )
     for json_path, kind in recording.secrets_left:
-        say(f"{path}: warning: {json_path} looks like {KIND_TEXT.get(kind, kind)}; redact it")
+        say(secret_warning(str(path), json_path, kind))

@@ -18,7 +18,7 @@ from ..universe import load_universe
 from ..universe_warnings import UniverseWarning, load_universe_with_warnings
 from .commands import command_help
 
-__all__ = ["KIND_TEXT", "register_explain", "register_validate"]
+__all__ = ["register_explain", "register_validate", "secret_warning"]
 
 KIND_TEXT = {
     "private_key": "a private key",
@@ -95,8 +95,7 @@ def validate_universe(file: str) -> Verdict:
     print(say(f"OK {file} ({tools} tools, {recordings} recordings)"))
     warnings = print_universe_warnings(file, format_warnings)
     for path, kind in scan_secrets(msgspec.to_builtins(universe.recordings), root="$.recordings"):
-        looks = KIND_TEXT.get(kind, kind)
-        print(say(f"WARN {file} at {path}: looks like {looks}; redact it"))
+        print(say(secret_warning(file, path, kind)))
         warnings += 1
     with_messages = sum(1 for r in universe.recordings if r.server_messages)
     if with_messages:
@@ -115,6 +114,11 @@ def validate_universe(file: str) -> Verdict:
             )
         )
     return Verdict(valid=True, warnings=warnings)
+
+
+def secret_warning(file: str, json_path: str, kind: str) -> str:
+    """The WARN line of a recorded value that looks like a secret (`wt validate`, `wt record`)."""
+    return f"WARN {file} at {json_path}: looks like {KIND_TEXT.get(kind, kind)}; redact it"
 
 
 def print_universe_warnings(file: str, warnings: list[UniverseWarning]) -> int:
