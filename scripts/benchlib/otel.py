@@ -15,8 +15,6 @@ import argparse
 import asyncio
 import os
 import socket
-import subprocess
-import sys
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -28,6 +26,7 @@ from .httpload import Poster
 from .measure import Spread, turns
 from .report import BenchResult, finish_data, header, start_data
 from .targets import write_weather_universe
+from .wt_process import WtProcess
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
@@ -76,36 +75,6 @@ def _receiver() -> Iterator[str]:
         thread.join(30)
 
 
-class _Serve:
-    """`wt serve FILE` in a subprocess, its URL read from stdout, stopped with SIGTERM."""
-
-    def __init__(self, universe: Path, env: dict[str, str]) -> None:
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "windtunnel", "serve", str(universe)],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http"):
-            self.stop()
-            raise RuntimeError(f"wt serve did not start: {self.url!r}")
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        try:
-            self.proc.wait(30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-
-
 def _posted(url: str, calls: int) -> None:
     # A connection per round: the other server's round may outlast this one's keep-alive.
     poster = Poster(url)
@@ -124,8 +93,10 @@ def run(options: argparse.Namespace) -> BenchResult:
     with tempfile.TemporaryDirectory() as tmp, _receiver() as endpoint:
         universe = write_weather_universe(Path(tmp) / "weather.universe.json")
         servers = {
-            "off": _Serve(universe, base),
-            "on": _Serve(universe, {**base, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}),
+            "off": WtProcess(["serve", str(universe)], base),
+            "on": WtProcess(
+                ["serve", str(universe)], {**base, "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+            ),
         }
         try:
             for name in CONTENDERS:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -24,6 +22,7 @@ from .httpload import Poster
 from .measure import Spread, turns
 from .report import BenchResult, finish_data, header, start_data
 from .targets import ServerProcess, write_weather_universe
+from .wt_process import WtProcess
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
@@ -44,40 +43,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, default=5, help="rounds per path (default 5)")
 
 
-class _Proxy:
-    """`wt record -o FILE URL` in its own process; its URL read from stdout."""
-
-    def __init__(self, upstream: str, out: Path) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "orchestrator")}
-        self.proc = subprocess.Popen(
-            [sys.executable, "-m", "windtunnel", "record", "-o", str(out), upstream],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        assert self.proc.stdout is not None
-        self.url = self.proc.stdout.readline().strip()
-        if not self.url.startswith("http"):
-            self.stop()
-            raise RuntimeError(f"wt record did not start: {self.url!r}")
-
-    def cpu_seconds(self) -> float:
-        fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-    def stop(self) -> None:
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-
-
 def run(options: argparse.Namespace) -> BenchResult:
     calls, rounds = (100, 2) if options.quick else (options.calls, options.rounds)
     data = start_data(NAME, options)
     with tempfile.TemporaryDirectory() as tmp:
         universe = write_weather_universe(Path(tmp) / "weather.universe.json")
         upstream = ServerProcess("recorded", str(universe))
-        proxy = _Proxy(upstream.url, Path(tmp) / "recorded.universe.json")
+        proxy = WtProcess(
+            ["record", "-o", str(Path(tmp) / "recorded.universe.json"), upstream.url],
+            {**os.environ, "PYTHONPATH": str(ROOT / "orchestrator")},
+        )
         try:
             urls = {"direct": upstream.url, "proxy": proxy.url}
             rates: dict[str, list[float]] = {name: [] for name in urls}
