@@ -98,6 +98,12 @@ def test_server_messages_load_and_round_trip() -> None:
             "params": {"message": "ok?"},
             "response": {"result": {"action": "accept"}},
         },
+        {
+            "method": "roots/list",
+            "response": {"result": {"roots": []}},
+            "input_round": 1,
+            "input_key": "roots",
+        },
     ]
     doc = surface_doc()
     doc["recordings"][1]["server_messages"] = messages
@@ -205,6 +211,21 @@ BAD_SURFACES = [
         _message({"method": "x", "response": {"result": 1, "error": 2}}),
         "$.recordings[0].server_messages[0].response",
         "`response` must be",
+    ),
+    (
+        _message({"method": "x", "input_round": 1, "input_key": "k"}),
+        "$.recordings[0].server_messages[0]",
+        "belong to a request with its `response`",
+    ),
+    (
+        _message({"method": "x", "response": {"result": {}}, "input_round": 0, "input_key": "k"}),
+        "$.recordings[0].server_messages[0].input_round",
+        "an integer from 1",
+    ),
+    (
+        _message({"method": "x", "response": {"result": {}}, "input_round": 2}),
+        "$.recordings[0].server_messages[0].input_key",
+        "a non-empty string",
     ),
     (
         _message({"method": "x", "params": {"d": _deep(MAX_NESTING + 1)}}),

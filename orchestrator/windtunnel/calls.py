@@ -6,7 +6,7 @@ from typing import Any
 
 import msgspec
 
-__all__ = ["MCPCall", "is_tool_result"]
+__all__ = ["MCPCall", "is_tool_result", "without_envelope"]
 
 
 class MCPCall(msgspec.Struct, kw_only=True, omit_defaults=True, gc=False):
@@ -73,3 +73,25 @@ def is_tool_result(value: Any) -> bool:
     return isinstance(content, list) and all(
         isinstance(block, dict) and isinstance(block.get("type"), str) for block in content
     )
+
+
+_PROTOCOL_META = "io.modelcontextprotocol/"
+
+
+def without_envelope(result: dict[str, Any]) -> dict[str, Any]:
+    """An answer as a universe keeps it (a tool's result, a read, a prompt, a completion):
+    without the protocol's envelope around it.
+
+    `resultType` (2026-07-28) and the protocol's own `_meta` keys (`io.modelcontextprotocol/...`,
+    e.g. the server info) describe the response, not the answer; whatever serves the recording
+    adds its own. Everything else is kept as sent.
+    """
+    kept = {key: value for key, value in result.items() if key != "resultType"}
+    meta = kept.get("_meta")
+    if isinstance(meta, dict):
+        own = {k: v for k, v in meta.items() if not k.startswith(_PROTOCOL_META)}
+        if own:
+            kept["_meta"] = own
+        else:
+            del kept["_meta"]
+    return kept

@@ -7,9 +7,10 @@ recording served, as the seed names it: the `nearest` policy's choice, else null
 (the closest recording of the tool: `index`, `shared`, `differing_keys`; null when there is
 none). The replay engine and the mock server build it with `divergence_call`. A request of
 another method that the recording does not answer (`resources/read`, `prompts/get`,
-`completion/complete`: `request_divergence_call`) carries the same record with `method` added.
-The `universe_divergence` log line, the fleet's event and the trace's warning are all made from
-that one record, so the four cannot drift apart.
+`completion/complete`: `request_divergence_call`) carries the same record with `method` added
+and its method's miss policy (`fail_call` or `empty`). The `universe_divergence` log line, the
+fleet's event and the trace's warning are all made from that one record, so the four cannot
+drift apart; reports name what diverged with `divergence_label`.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ import msgspec
 
 from .calls import MCPCall
 from .matching import MissReason, Nearest
-from .miss_answers import unknown_tool_result
-from .universe import MissPolicy, Universe
+from .miss_answers import empty_request_result, request_error_result, unknown_tool_result
+from .universe import MissPolicy, RequestMissPolicy, Universe
 
 __all__ = [
     "Divergence",
@@ -30,6 +31,7 @@ __all__ = [
     "DivergenceReason",
     "LiveOutcome",
     "divergence_call",
+    "divergence_label",
     "divergence_warning",
     "log_divergence",
     "request_divergence_call",
@@ -109,18 +111,39 @@ def unknown_tool_call(tool_name: str, args: dict[str, Any], *, upstream: str | N
 
 
 def request_divergence_call(
-    method: str, target: str, args: dict[str, Any], *, upstream: str | None
+    method: str,
+    target: str,
+    args: dict[str, Any],
+    *,
+    upstream: str | None,
+    policy: RequestMissPolicy = "fail_call",
 ) -> MCPCall:
-    """The call-log entry of a request (not a tool call) that no recording answers: it is
-    answered with the JSON-RPC error its method prescribes (policy `fail_call`)."""
+    """The call-log entry of a request (not a tool call) that no recording answers, answered
+    by `policy`: `fail_call`, the JSON-RPC error its method prescribes (an error entry), or
+    `empty`, the method's empty result (the universe's `matching.per_method_on_miss`)."""
+    empty = policy == "empty"
     return divergence_call(
         Divergence(
-            method=method, tool=target, args=args, reason="no_recorded_result", policy="fail_call"
+            method=method, tool=target, args=args, reason="no_recorded_result", policy=policy
         ),
-        result={"error": "no_recorded_result", "method": method, "target": target},
-        is_error=True,
+        result=empty_request_result(method) if empty else request_error_result(method, target),
+        is_error=not empty,
         upstream=upstream,
     )
+
+
+def divergence_label(warning: Mapping[str, Any]) -> str:
+    """What diverged, as reports name it: `crm.client_lookup` for a tool call; for another
+    request its method, then its target (URI, prompt name, completion ref): `crm resources/read
+    test://a`. `warning` is a trace's warning or a divergence event (read back from disk: any
+    field may be missing or of another type)."""
+    upstream = warning.get("upstream")
+    where = upstream if isinstance(upstream, str) and upstream else None
+    target = str(warning.get("tool"))
+    method = warning.get("method", "tools/call")
+    if method == "tools/call":
+        return f"{where}.{target}" if where else target
+    return f"{where} {method} {target}" if where else f"{method} {target}"
 
 
 def log_divergence(call: MCPCall, *, scenario: str | None) -> None:

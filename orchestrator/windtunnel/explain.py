@@ -8,6 +8,7 @@ import msgspec
 
 from .canonical import canonical_json
 from .matching import Hit, SequenceState, UniverseIndex
+from .miss_answers import empty_request_result
 from .surface_matching import REQUEST_METHODS, SurfaceIndex
 from .universe import Universe
 
@@ -45,13 +46,15 @@ def explain_request(
         raise ValueError(f"{method!r} is not tools/call or one of {', '.join(REQUEST_METHODS)}")
     index = SurfaceIndex(universe).find(method, target, args)
     if index is None:
+        policy = universe.matching.policy_for_request(method)
         return Explanation(
             method=method,
             tool=target,
             args=args,
             outcome="miss",
             reason="no_recorded_result",
-            policy="fail_call",
+            policy=policy,
+            result=empty_request_result(method) if policy == "empty" else None,
         )
     results = {
         "resources/read": lambda i: universe.resource_reads[i].result,
@@ -224,9 +227,15 @@ def _render_request(exp: Explanation) -> str:
     if exp.outcome == "exact":
         lines.append(f"  hit: {where}[{exp.index}] has {_REQUEST_RULES[exp.method]}")
         lines.append(f"  result: {canonical_json(exp.result)}")
+    elif exp.policy == "empty":
+        lines.append(
+            f"  miss (no_recorded_result): no entry of {where} has {_REQUEST_RULES[exp.method]}; "
+            "policy empty (matching.per_method_on_miss) answers"
+        )
+        lines.append(f"  result: {canonical_json(exp.result)}")
     else:
         lines.append(
             f"  miss (no_recorded_result): no entry of {where} has {_REQUEST_RULES[exp.method]}; "
-            f"the JSON-RPC error {_REQUEST_ERRORS[exp.method]} answers"
+            f"policy fail_call: the JSON-RPC error {_REQUEST_ERRORS[exp.method]} answers"
         )
     return "\n".join(lines)

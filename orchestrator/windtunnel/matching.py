@@ -349,5 +349,13 @@ class SequenceState:
                     return index
         return None
 
+    def release(self, index: int) -> None:
+        """Give a consumed recording back: its call asked the live client for input before it
+        was answered, and the retry takes it again."""
+        with self._lock:
+            if self._consumed[index]:
+                self._consumed[index] = 0
+                self._cursors.clear()  # a cursor may have passed it; they are only a shortcut
+
     def consumed(self, index: int) -> bool:
         return bool(self._consumed[index])

@@ -8,7 +8,14 @@ from typing import Any
 from .matching import Miss, Nearest, UniverseIndex
 from .universe import Universe
 
-__all__ = ["SynthesizeHook", "empty_result", "fail_call_result", "unknown_tool_result"]
+__all__ = [
+    "SynthesizeHook",
+    "empty_request_result",
+    "empty_result",
+    "fail_call_result",
+    "request_error_result",
+    "unknown_tool_result",
+]
 
 SynthesizeHook = Callable[[str, dict[str, Any], Universe], Any]
 """`hook(tool_name, args, universe)` returns the payload for a `synthesize` miss."""
@@ -83,6 +90,23 @@ def fail_call_result(
         "message": message,
         "nearest": nearest.to_dict() if nearest is not None else None,
     }
+
+
+def empty_request_result(method: str) -> dict[str, Any]:
+    """The `empty` answer to a request other than `tools/call` that no entry answers: the
+    method's result with nothing in it (a `ReadResourceResult` without contents, a
+    `GetPromptResult` without messages, a `CompleteResult` without values)."""
+    if method == "resources/read":
+        return {"contents": []}
+    if method == "prompts/get":
+        return {"messages": []}
+    return {"completion": {"values": []}}
+
+
+def request_error_result(method: str, target: str) -> dict[str, Any]:
+    """What the call log holds for the `fail_call` answer to such a request; over MCP the agent
+    gets the JSON-RPC error its method prescribes."""
+    return {"error": "no_recorded_result", "method": method, "target": target}
 
 
 def unknown_tool_result(tool_name: str) -> dict[str, Any]:

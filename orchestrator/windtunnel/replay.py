@@ -24,12 +24,13 @@ from .divergence import (
     unknown_tool_call,
 )
 from .errors import HookRequiredError
+from .faults.engine import FaultInjector, log_injected
 from .matching import Hit, Miss, Nearest, SequenceState, UniverseIndex
 from .miss_answers import SynthesizeHook, empty_result, fail_call_result
 from .surface_matching import SurfaceIndex
 from .universe import Universe, flatten_wire_args, validate_universe
 
-__all__ = ["CallListener", "ClientExchange", "MissAnswer", "Replay"]
+__all__ = ["CallListener", "ClientExchange", "InputRequired", "MissAnswer", "Replay"]
 
 logger = structlog.get_logger("windtunnel")
 
@@ -41,6 +42,16 @@ class ClientExchange(NamedTuple):
 
     unsent: int = 0
     differs: dict[str, Any] | None = None
+
+
+class InputRequired(Exception):
+    """Raised by an exchange instead of answering: the live request is answered with this
+    2026-07-28 `input_required` result (`inputRequests`, `requestState`), and the call is neither
+    answered nor logged until the client retries it with the input."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__("input_required")
+        self.result = result
 
 
 class MissAnswer(NamedTuple):
@@ -81,13 +92,16 @@ class Replay:
         self.scenario = scenario
         self.log = CallLog()
         self.log_events = True
+        self.faults: FaultInjector | None = None
+        """Faults injected into tools/call answers (`faults.engine`); None serves the recording."""
         self._state = SequenceState(len(universe.recordings))
         self._surface: SurfaceIndex | None = None
 
     def request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
         """Answer a request other than `tools/call` (`surface_matching.REQUEST_METHODS`, logged
         as `MCPCall` describes) from the recording, and record it; one the recording does not
-        answer is a divergence, answered with its method's JSON-RPC error by the transport."""
+        answer is a divergence, answered by the method's miss policy: its JSON-RPC error (sent
+        by the transport for an error entry) or its empty result."""
         with self.log.lock:
             started_at = time.time()
             t0 = time.perf_counter()
@@ -95,7 +109,13 @@ class Replay:
                 self._surface = SurfaceIndex(self.universe)
             index = self._surface.find(method, target, args)
             if index is None:
-                call = request_divergence_call(method, target, args, upstream=self.upstream)
+                call = request_divergence_call(
+                    method,
+                    target,
+                    args,
+                    upstream=self.upstream,
+                    policy=self.universe.matching.policy_for_request(method),
+                )
                 if self.log_events:
                     log_divergence(call, scenario=self.scenario)
             else:
@@ -132,6 +152,8 @@ class Replay:
         with self.log.lock:
             self.log.clear()
             self._state = SequenceState(len(self.universe.recordings))
+            if self.faults is not None:
+                self.faults.reset()
 
     def call(self, tool_name: str, args: dict[str, Any], *, tell_listeners: bool = True) -> MCPCall:
         """Answer one call and record it; with `tell_listeners=False` the listeners hear of it
@@ -141,8 +163,15 @@ class Replay:
         args = flatten_wire_args(tool_name, args)
         with self.log.lock:
             call = self._answer(tool_name, args)
+            if self.faults is not None:
+                self._inject(call)
             self.log.append(call, tell_listeners=tell_listeners)
         return call
+
+    def _inject(self, call: MCPCall) -> None:
+        assert self.faults is not None
+        if self.faults.apply(call) is not None and self.log_events:
+            log_injected(call, scenario=self.scenario)
 
     def session_sequence_state(self) -> SequenceState:
         """A fresh sequence position for one MCP session (Streamable HTTP with sessions): a
@@ -168,6 +197,12 @@ class Replay:
         if isinstance(outcome, Hit):
             return outcome, self.universe.recordings[outcome.index].server_messages or []
         return outcome, []
+
+    def release(self, outcome: Hit | Miss, *, sequence: SequenceState | None = None) -> None:
+        """Undo `begin` for a call that was not answered (it asked the client for input first):
+        a sequence-mode recording it consumed is consumed again by the retry."""
+        if isinstance(outcome, Hit):
+            (self._state if sequence is None else sequence).release(outcome.index)
 
     def finish(
         self,
@@ -200,6 +235,8 @@ class Replay:
                 call = self._miss(tool_name, args, outcome)
             call.started_at = started_at
             call.duration_ms = (time.perf_counter() - t0) * 1000.0
+            if self.faults is not None:
+                self._inject(call)
             self.log.append(call)
         return call
 

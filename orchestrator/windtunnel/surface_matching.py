@@ -6,8 +6,9 @@
 - `completion/complete`: the earliest `completions` entry whose `{ref, argument, context}` is
   canonically equal to the request's (without `_meta`; an absent `context` is absent).
 
-No sequence semantics and no keyed tier: the same request always finds the same answer. Pure: no
-I/O, the universe is only read.
+No sequence semantics and no keyed tier: the same request always finds the same answer. One
+that finds none is answered by `matching.per_method_on_miss` (`miss_answers.empty_request_result`
+for `empty`). Pure: no I/O, the universe is only read.
 """
 
 from __future__ import annotations
@@ -15,12 +16,9 @@ from __future__ import annotations
 from typing import Any
 
 from .canonical import CanonicalKey, canonical_key
-from .universe import Universe
+from .universe import REQUEST_METHODS, Universe
 
 __all__ = ["REQUEST_METHODS", "SurfaceIndex", "completion_target"]
-
-REQUEST_METHODS = ("resources/read", "prompts/get", "completion/complete")
-"""The requests besides `tools/call` that a universe answers from recordings."""
 
 
 def completion_target(ref: dict[str, Any]) -> str:

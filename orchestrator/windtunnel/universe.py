@@ -21,6 +21,7 @@ import msgspec
 from .atomic_write import atomic_write
 from .canonical import nested_deeper_than
 from .errors import UniverseError
+from .faults.spec import Fault, faults_from_tables
 from .input_files import read_input
 from .load_pacing import gc_in_steps
 from .universe_scan import recording_spans
@@ -39,11 +40,13 @@ __all__ = [
     "MATCHING_FIELDS",
     "MAX_NESTING",
     "POLICIES",
+    "REQUEST_METHODS",
     "CompletionRecord",
     "Matching",
     "MissPolicy",
     "PromptGet",
     "Recording",
+    "RequestMissPolicy",
     "ResourceRead",
     "ServerSurface",
     "ToolMode",
@@ -69,6 +72,11 @@ is refused when the file loads, so `wt validate`, `wt serve` and `wt run` agree.
 MissPolicy: TypeAlias = Literal["fail_call", "empty", "nearest", "synthesize"]
 ToolMode: TypeAlias = Literal["stateless", "sequence"]
 POLICIES: tuple[str, ...] = ("fail_call", "empty", "nearest", "synthesize")
+RequestMissPolicy: TypeAlias = Literal["fail_call", "empty"]
+"""How a request other than `tools/call` that no entry answers is answered: the JSON-RPC error
+its method prescribes (`fail_call`), or the method's empty result (`empty`)."""
+REQUEST_METHODS = ("resources/read", "prompts/get", "completion/complete")
+"""The requests besides `tools/call` that a universe answers from recordings."""
 
 
 def _object_schema() -> dict[str, Any]:
@@ -133,14 +141,20 @@ class Recording(msgspec.Struct, frozen=True, gc=False):
 
 
 class Matching(msgspec.Struct, omit_defaults=True, frozen=True):
-    """How live calls that miss are answered, and which keys identify a call per tool."""
+    """How live calls that miss are answered, and which keys identify a call per tool.
+    `on_miss` and `per_tool_on_miss` answer tool calls; `per_method_on_miss` the other requests
+    (`fail_call` unless it says otherwise)."""
 
     on_miss: MissPolicy = "fail_call"
     per_tool_on_miss: dict[str, MissPolicy] = msgspec.field(default_factory=dict)
     arg_keys: dict[str, list[str]] = msgspec.field(default_factory=dict)
+    per_method_on_miss: dict[str, RequestMissPolicy] = msgspec.field(default_factory=dict)
 
     def policy_for(self, tool_name: str) -> MissPolicy:
         return self.per_tool_on_miss.get(tool_name, self.on_miss)
+
+    def policy_for_request(self, method: str) -> RequestMissPolicy:
+        return self.per_method_on_miss.get(method, "fail_call")
 
 
 class Universe(msgspec.Struct, omit_defaults=True, frozen=True, weakref=True):
@@ -158,6 +172,9 @@ class Universe(msgspec.Struct, omit_defaults=True, frozen=True, weakref=True):
     prompts: list[dict[str, Any]] = msgspec.field(default_factory=list)
     prompt_gets: list[PromptGet] = msgspec.field(default_factory=list)
     completions: list[CompletionRecord] = msgspec.field(default_factory=list)
+    faults: list[Fault] = msgspec.field(default_factory=list)
+    """Faults injected when this universe is served (`faults.spec`): kept apart from the
+    recordings, which stay what was witnessed; left out of the file when there are none."""
 
     def tool(self, name: str) -> UniverseTool | None:
         for tool in self.tools:
@@ -191,6 +208,7 @@ class _Outline(msgspec.Struct):
     prompts: list[dict[str, Any]] = msgspec.field(default_factory=list)
     prompt_gets: list[PromptGet] = msgspec.field(default_factory=list)
     completions: list[CompletionRecord] = msgspec.field(default_factory=list)
+    faults: Any = None
 
 
 _outline_decoder = msgspec.json.Decoder(_Outline)
@@ -225,6 +243,7 @@ class _MatchingFields(msgspec.Struct):
     per_tool_on_miss: dict[str, Any] | None = None
     arg_keys: dict[str, Any] | None = None
     modes: dict[str, Any] | None = None
+    per_method_on_miss: dict[str, Any] | None = None
 
 
 MATCHING_FIELDS = frozenset(field.name for field in msgspec.structs.fields(_MatchingFields))
@@ -263,8 +282,15 @@ def matching_from_file(
     for tool_name, mode in (fields.modes or {}).items():
         where = f"{path}.modes.{tool_name}"
         modes[tool_name] = _convert(mode, ToolMode, file, where)
+    per_method: dict[str, RequestMissPolicy] = {}
+    for method, policy in (fields.per_method_on_miss or {}).items():
+        where = f"{path}.per_method_on_miss.{method}"
+        per_method[method] = _convert(policy, RequestMissPolicy, file, where)
     matching = Matching(
-        on_miss=fields.on_miss or "fail_call", per_tool_on_miss=per_tool, arg_keys=arg_keys
+        on_miss=fields.on_miss or "fail_call",
+        per_tool_on_miss=per_tool,
+        arg_keys=arg_keys,
+        per_method_on_miss=per_method,
     )
     return matching, modes
 
@@ -394,6 +420,9 @@ def decode_universe(data: bytes | str, *, file: str = "<universe>") -> Universe:
         prompts=outline.prompts,
         prompt_gets=outline.prompt_gets,
         completions=outline.completions,
+        faults=[]
+        if outline.faults is None
+        else faults_from_tables(outline.faults, error=UniverseError, file=file, tolerant=True),
     )
     validate_universe(universe, file=file, nesting_checked=True)
     return universe
@@ -521,6 +550,19 @@ def _check_references(universe: Universe, file: str, nesting_checked: bool) -> N
             )
     # `arg_keys` / `per_tool_on_miss` entries naming no declared tool, and empty key lists,
     # load: the format says so, and `universe_warnings` reports them.
+    for method in universe.matching.per_method_on_miss:
+        if method not in REQUEST_METHODS:
+            raise UniverseError(
+                f"names {method!r}, not a request a universe answers (expected one of "
+                f"{', '.join(REQUEST_METHODS)}; tool calls take on_miss and per_tool_on_miss)",
+                file=file,
+                path=f"$.matching.per_method_on_miss.{method}",
+            )
+    if universe.faults:
+        # Imported here: the engine reads universes (this module), and loads after it.
+        from .faults.engine import check_faults_against
+
+        check_faults_against(universe.faults, universe, error=UniverseError, file=file)
     check_surface(
         server=universe.server,
         resources=universe.resources,

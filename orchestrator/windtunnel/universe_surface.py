@@ -171,12 +171,14 @@ def _check_result_list(result: dict[str, Any], key: str, file: str, path: str) -
     check_nesting(result, file, path)
 
 
-_MESSAGE_KEYS = frozenset({"method", "params", "response"})
+_MESSAGE_KEYS = frozenset({"method", "params", "response", "input_round", "input_key"})
 
 
 def check_server_messages(messages: Iterable[Any], file: str, path: str) -> None:
     """A recording's `server_messages`: notifications (`method`, `params`) and server requests
-    with the client's answer (`response`: exactly one of `result` or `error`)."""
+    with the client's answer (`response`: exactly one of `result` or `error`); a request the
+    server made in a 2026-07-28 `input_required` result also names that result's round
+    (`input_round`, from 1) and its key there (`input_key`)."""
     for j, message in enumerate(messages):
         where = f"{path}[{j}]"
         if not isinstance(message, dict):
@@ -184,7 +186,8 @@ def check_server_messages(messages: Iterable[Any], file: str, path: str) -> None
         unknown = sorted(message.keys() - _MESSAGE_KEYS)
         if unknown:
             raise UniverseError(
-                f"unknown key `{unknown[0]}` (expected method, params, response)",
+                f"unknown key `{unknown[0]}` (expected method, params, response, input_round,"
+                " input_key)",
                 file=file,
                 path=f"{where}.{unknown[0]}",
             )
@@ -203,4 +206,26 @@ def check_server_messages(messages: Iterable[Any], file: str, path: str) -> None
                     file=file,
                     path=f"{where}.response",
                 )
+        _check_input_round(message, file, where)
         check_nesting(message, file, where)
+
+
+def _check_input_round(message: dict[str, Any], file: str, where: str) -> None:
+    if "input_round" not in message and "input_key" not in message:
+        return
+    if "response" not in message:
+        raise UniverseError(
+            "`input_round` and `input_key` belong to a request with its `response`",
+            file=file,
+            path=where,
+        )
+    round_ = message.get("input_round")
+    if not isinstance(round_, int) or isinstance(round_, bool) or round_ < 1:
+        raise UniverseError(
+            "`input_round` must be an integer from 1", file=file, path=f"{where}.input_round"
+        )
+    key = message.get("input_key")
+    if not isinstance(key, str) or not key:
+        raise UniverseError(
+            "`input_key` must be a non-empty string", file=file, path=f"{where}.input_key"
+        )

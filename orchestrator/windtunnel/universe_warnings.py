@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 
 from .errors import UniverseError
+from .faults.spec import FAULT_FIELDS
 from .input_files import read_input
 from .universe import (
     MATCHING_FIELDS,
@@ -91,6 +92,8 @@ def _unknown_fields(document: dict[str, Any]) -> Iterator[UniverseWarning]:
     for field, known in _LISTS.items():
         for i, entry in enumerate(document.get(field) or []):
             yield from _unknown(entry, known, f"$.{field}[{i}]")
+    for i, fault in enumerate(document.get("faults") or []):
+        yield from _unknown(fault, FAULT_FIELDS, f"$.faults[{i}]")
     matching = document.get("matching")
     yield from _unknown(matching, MATCHING_FIELDS, "$.matching")
     if isinstance(matching, dict):

@@ -21,13 +21,15 @@ from typing import Any
 
 from .measure import Spread, turns
 from .report import BenchResult, finish_data, header, start_data
+from .stdio_startup import measure_stdio, stdio_markdown
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
 NAME = "startup"
 HELP = (
     "wall time from launch to exit of `wt --help`, validate, explain, plan and the serving "
-    "commands' --help (fresh processes)"
+    "commands' --help (fresh processes); `wt serve --stdio` spawn to its first tools/call answer "
+    "(CPU and wall, against python -c pass)"
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -48,6 +50,12 @@ TARGET_MS = 150.0
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--runs", type=int, default=15, help="launches per command (default 15)")
+    parser.add_argument(
+        "--stdio-runs",
+        type=int,
+        default=7,
+        help="spawned `wt serve --stdio` sessions per universe (default 7)",
+    )
 
 
 def _argv(name: str) -> list[str]:
@@ -110,6 +118,7 @@ def run(options: argparse.Namespace) -> BenchResult:
             _launch_ms(_argv(name), env)
         cached = _measure(runs, env)
         breakdown = _import_breakdown(env)
+        stdio = measure_stdio(3 if options.quick else options.stdio_runs, env, Path(tmp))
     cold_env = {**env, "PYTHONDONTWRITEBYTECODE": "1"}
     cold_env.pop("PYTHONPYCACHEPREFIX")
     _clear_bytecode()  # nothing is written back with PYTHONDONTWRITEBYTECODE set
@@ -119,6 +128,7 @@ def run(options: argparse.Namespace) -> BenchResult:
         cached_ms={name: Spread.of(values).to_json() for name, values in cached.items()},
         cold_ms={name: Spread.of(values).to_json() for name, values in cold.items()},
         help_imports_ms=breakdown,
+        stdio=stdio,
     )
     finish_data(data)
     return BenchResult(data, _markdown(data))
@@ -154,5 +164,6 @@ def _markdown(data: dict[str, Any]) -> str:
         "| module | cumulative ms |",
         "|---|---:|",
         *(f"| `{module}` | {ms:.1f} |" for module, ms in data["help_imports_ms"]),
+        *stdio_markdown(data["stdio"]),
     ]
     return "\n".join(lines)

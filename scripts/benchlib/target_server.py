@@ -165,7 +165,7 @@ async def _serve_http(kind: str, source: str) -> None:
     from hypercorn.trio.run import worker_serve
 
     from benchlib.targets import canned_asgi_app
-    from windtunnel.mcp._http import _config, bind_sockets
+    from windtunnel.mcp._http_serving import bind_sockets, worker_config
     from windtunnel.mcp._http_worker import serve
 
     # `canned` runs on the worker our servers use; `hypercorn` on hypercorn's own Trio worker.
@@ -177,7 +177,7 @@ async def _serve_http(kind: str, source: str) -> None:
         binds = await nursery.start(
             lambda task_status: worker(
                 ASGIWrapper(app),
-                _config("127.0.0.1", 0),
+                worker_config("127.0.0.1", 0),
                 sockets=sockets,
                 shutdown_trigger=shutdown.wait,
                 task_status=task_status,

@@ -142,7 +142,7 @@ async def _capture(universe: Path) -> CannedAnswers:
     from hypercorn.app_wrappers import ASGIWrapper
     from hypercorn.trio.run import worker_serve
 
-    from windtunnel.mcp._http import _config, bind_sockets
+    from windtunnel.mcp._http_serving import bind_sockets, worker_config
     from windtunnel.mcp.recorded import RecordedMCPServer
 
     answers: CannedAnswers = {}
@@ -190,7 +190,7 @@ async def _capture(universe: Path) -> CannedAnswers:
         binds = await nursery.start(
             lambda task_status: worker_serve(
                 ASGIWrapper(app),  # type: ignore[arg-type]
-                _config("127.0.0.1", 0),
+                worker_config("127.0.0.1", 0),
                 sockets=sockets,
                 shutdown_trigger=shutdown.wait,
                 task_status=task_status,

@@ -24,13 +24,13 @@ FAST_PATH_FORBIDDEN = textwrap.dedent(
     """
     import sys
     import windtunnel.mcp._fast_path_http as http_fast_path
-    import windtunnel.mcp.spi as spi
+    import windtunnel.mcp._fast_path_stdio as stdio_fast_path
 
     def forbidden(*args, **kwargs):
         raise AssertionError("a fast path was built")
 
     http_fast_path.HTTPFastPath = forbidden
-    spi.StdioFastPath = forbidden
+    stdio_fast_path.StdioFastPath = forbidden
     from windtunnel.cli.main import main
     sys.exit(main(sys.argv[1:]))
     """

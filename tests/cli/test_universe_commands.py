@@ -216,7 +216,7 @@ def test_explain_requests_other_than_tool_calls(
     assert capsys.readouterr().out.splitlines() == [
         'prompts/get with_args({"arg1":"z"})',
         "  miss (no_recorded_result): no entry of prompt_gets has the same name and canonically "
-        "equal arguments; the JSON-RPC error -32602 answers",
+        "equal arguments; policy fail_call: the JSON-RPC error -32602 answers",
     ]
     completion = '{"ref": {"type": "ref/prompt", "name": "with_args"}, "argument": {"name": "arg1", "value": "a"}}'
     assert (

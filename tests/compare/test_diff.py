@@ -98,6 +98,8 @@ def test_json_carries_every_field(
         "new_divergences": 5,
         "gone_divergences": 0,
         "unchanged_divergences": 0,
+        "new_request_divergences": 0,
+        "gone_request_divergences": 0,
     }
     first = doc["scenarios"][0]
     assert (first["scenario"], first["change"], first["flipped"], first["p_value"]) == (
@@ -107,9 +109,11 @@ def test_json_carries_every_field(
         1.0,
     )
     assert first["base"] == {
-        "runs": 1, "passed": 1, "errors": 0, "pass_rate": 1.0, "status": "passed", "divergences": 0
+        "runs": 1, "passed": 1, "errors": 0, "pass_rate": 1.0, "status": "passed", "divergences": 0,
+        "invalid": 0, "faults_injected": 0,
     }  # fmt: skip
     (divergence,) = first["new_divergences"]
+    assert (divergence["method"], divergence["tool"]) == ("tools/call", "client_lookup")
     assert divergence["differences"] == [
         {"key": "query", "called": '"Bluewing"', "recorded": '"Bluewing Logistics"'},
         {"key": "verbose", "called": "true", "recorded": None},

@@ -27,7 +27,7 @@ def test_import_writes_the_files_and_reports_warnings(
         f"wrote {out / 'IMPORTED.md'}",
     ]
     assert captured.err.splitlines() == [
-        "warning: schema_inferred at $.upstreams[0].tools[0].input_schema: calendar.book_desk: "
+        "warning: schema_inferred at $.upstreams[0].tools[2].input_schema: calendar.book_desk: "
         "no input schema in the trace; inferred from 1 call(s)",
         "warning: tool_not_advertised at $.calls[2]: call 2 (calendar.book_desk): the tool is "
         "not in the tool list the trace advertised; kept out of the fixture unless --keep-suspect",

@@ -18,7 +18,7 @@ from tests.compat import COMPAT_UNIVERSE
 from tests.mcp.fast_path_cases import CALLS as CASES
 from tests.mcp.fast_path_cases import UNIVERSE, call, synthesize, with_surface
 from windtunnel.calls import MCPCall
-from windtunnel.mcp import MCPServer, MockMCPServer, RecordedMCPServer, _http
+from windtunnel.mcp import MCPServer, MockMCPServer, RecordedMCPServer, _http, _http_serving
 from windtunnel.mcp._fast_path_http import HTTPFastPath
 
 BASE = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
@@ -166,7 +166,7 @@ async def _exchange(
     reached the ASGI app."""
     reached_app = 0
 
-    class CountingTrustedHostsOnly(_http.TrustedHostsOnly):
+    class CountingTrustedHostsOnly(_http_serving.TrustedHostsOnly):
         async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
             nonlocal reached_app
             reached_app += scope["type"] == "http"
@@ -174,7 +174,7 @@ async def _exchange(
 
     responses = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(_http, "TrustedHostsOnly", CountingTrustedHostsOnly)
+        patch.setattr(_http_serving, "TrustedHostsOnly", CountingTrustedHostsOnly)
         async with trio.open_nursery() as nursery:
             url = await server.start(nursery)
             port = int(url.rsplit(":", 1)[1].split("/")[0])

@@ -171,12 +171,13 @@ async def test_a_live_client_answering_otherwise_over_http_is_a_divergence(
     }
 
 
-async def test_a_2026_client_over_http_gets_the_notifications_and_no_requests(
+async def test_a_2026_client_over_http_is_asked_in_input_required_rounds(
     tmp_path: Path,
 ) -> None:
-    """2026-07-28 has no sessions and no requests to the client: the log message (the client
-    opted in) and the progress still come on the call's stream; the two requests are counted
-    unsent, as over stdio."""
+    """2026-07-28 has no sessions and no requests to the client mid-call: the log message (the
+    client opted in) and the progress come on the call's stream, then the sampling and the
+    elicitation request each come as an `input_required` round the client answers by retrying,
+    then the recorded answer; one call, a hit, nothing unsent."""
     server = RecordedMCPServer(write(tmp_path, messaging_doc()))
     server.log_events = False
     seen = Seen()
@@ -193,11 +194,12 @@ async def test_a_2026_client_over_http_gets_the_notifications_and_no_requests(
     assert seen.events == [
         ("log", "info", "starting echo"),
         ("progress", 50.0, 100.0),
+        ("sample", "Capital of France?"),
+        ("elicit", "Sure?"),
         ("answer", "hi"),
     ]
     [call] = server.call_log()
-    assert call.divergence is None
-    assert call.extra["server_messages_not_replayed"] == 2
+    assert (call.divergence, call.extra) == (None, {"match": {"tier": "exact", "index": 1}})
 
 
 async def test_each_session_has_its_own_sequence_position(tmp_path: Path) -> None:
@@ -425,7 +427,7 @@ async def test_bad_bodies_outside_a_session_get_the_stateless_answers(tmp_path: 
     """The router reads a session-less POST's body to see whether it opens a session; a body
     that is not JSON, nested past the parser's depth, or over the size limit gets what a server
     without sessions answers (the SDK's parse error, its 413), and the server keeps serving."""
-    from windtunnel.mcp._http import MAX_REQUEST_BODY
+    from windtunnel.mcp._http_serving import MAX_REQUEST_BODY
 
     server = RecordedMCPServer(write(tmp_path, messaging_doc()))
     server.log_events = False

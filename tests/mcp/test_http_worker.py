@@ -24,7 +24,7 @@ from hypercorn.trio.run import worker_serve
 
 from windtunnel.mcp import _http_worker
 from windtunnel.mcp._fast_path_h11 import PlainResponse
-from windtunnel.mcp._http import _config, bind_sockets
+from windtunnel.mcp._http_serving import bind_sockets, worker_config
 
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
@@ -113,7 +113,7 @@ async def serving(
 ) -> AsyncIterator[tuple[int, trio.Event, trio.Event]]:
     """(port, shutdown, finished) of `app` served by `worker` with the bridge's config (with
     `fast_path`: by our worker answering those requests in the protocol)."""
-    config = _config("127.0.0.1", 0)
+    config = worker_config("127.0.0.1", 0)
     for name, value in settings.items():
         setattr(config, name, value)
     sockets = bind_sockets("127.0.0.1", 0)
@@ -500,7 +500,7 @@ def test_worker_refuses_tls_sockets() -> None:
             trio.run(
                 lambda: _http_worker.serve(
                     ASGIWrapper(digest_app()),  # type: ignore[arg-type]
-                    _config("127.0.0.1", 0),
+                    worker_config("127.0.0.1", 0),
                     sockets=sockets,
                     shutdown_trigger=trio.sleep_forever,
                 )

@@ -20,8 +20,9 @@ from tests.compat import (
     observe_compat_script,
 )
 from tests.mcp.fast_path_cases import calls_through_the_sdk
-from windtunnel.mcp import MockMCPServer, RecordedMCPServer, spi
+from windtunnel.mcp import MockMCPServer, RecordedMCPServer
 from windtunnel.mcp import _fast_path_http as http_fast_path
+from windtunnel.mcp import _fast_path_stdio as stdio_fast_path
 
 MODES = ["auto", "legacy"]
 
@@ -148,7 +149,7 @@ def _forbid_fast_paths(monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("a fast path was built")
 
     monkeypatch.setattr(http_fast_path, "HTTPFastPath", forbidden)
-    monkeypatch.setattr(spi, "StdioFastPath", forbidden)
+    monkeypatch.setattr(stdio_fast_path, "StdioFastPath", forbidden)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -351,8 +351,9 @@ async def test_recorded_server_messages_are_exchanged_again_over_stdio(
     """Over stdio, a call answered from a recording with server messages sends them again, in
     order, before the answer: the log message (from 2026-07-28 to a client that opted in) and
     list change as recorded, the progress with the live request's token (none without one), and
-    the elicitation to the live client (in the handshake era; 2026-07-28 has no such requests),
-    whose answer, the same as recorded, lets the recorded answer through."""
+    the elicitation to the live client (a mid-call request in the handshake era, an
+    `input_required` round from 2026-07-28), whose answer, the same as recorded, lets the
+    recorded answer through."""
     seen: list[Any] = []
 
     async def on_log(params: types.LoggingMessageNotificationParams) -> None:
@@ -374,7 +375,6 @@ async def test_recorded_server_messages_are_exchanged_again_over_stdio(
             log_level="info",
             elicitation_callback=on_elicit,
         ) as client:
-            modern = client.protocol_version >= "2026"
             result = await client.call_tool(
                 "echo", {"text": "hi"}, progress_callback=on_progress if with_progress else None
             )
@@ -384,7 +384,7 @@ async def test_recorded_server_messages_are_exchanged_again_over_stdio(
     assert seen == [
         ("log", {"level": "info", "data": "starting echo"}),
         *([("progress", 50.0, 100.0, None)] if with_progress else []),
-        *([] if modern else [("elicit", "Sure?")]),
+        ("elicit", "Sure?"),
         "answer",
     ]
 

@@ -18,6 +18,8 @@ from opentelemetry.proto.logs.v1.logs_pb2 import LogRecord
 from opentelemetry.proto.trace.v1.trace_pb2 import Span
 from oteltap import OtelTapHttpProtobufReceiver, OtelTapHttpProtobufReceiverSettings
 
+from windtunnel.mcp._request_spans import CALL_METHODS
+
 __all__ = ["Received", "oteltap_receiver"]
 
 
@@ -36,11 +38,22 @@ class Received:
         self.endpoint = f"http://127.0.0.1:{port}"
         self.spans: list[Span] = []
         self.logs: list[LogRecord] = []
+        self.requests: list[Span] = []
+        """The spans of requests answered without a call record (`initialize`, `tools/list`,
+        ...), kept apart: `spans` holds the units and the calls."""
+        self.services: set[str] = set()
+        """The `service.name` of the resources the spans came with (where the receiver sees
+        resources: `grpc_receiver`)."""
         self._changed = threading.Condition()
 
     def add(self, item: Any) -> None:
         with self._changed:
-            (self.spans if isinstance(item, Span) else self.logs).append(item)
+            if not isinstance(item, Span):
+                self.logs.append(item)
+            elif _request_method(item) is not None:
+                self.requests.append(item)
+            else:
+                self.spans.append(item)
             self._changed.notify_all()
 
     def wait_for(self, done: Callable[[Received], bool], timeout: float = 30.0) -> None:
@@ -55,6 +68,15 @@ class Received:
                         f"record(s): {[s.name for s in self.spans]}"
                     )
                 self._changed.wait(left)
+
+
+def _request_method(span: Span) -> str | None:
+    """The span's `mcp.method.name` when it is not one of the call methods."""
+    for attribute in span.attributes:
+        if attribute.key == "mcp.method.name":
+            method = attribute.value.string_value
+            return None if method in CALL_METHODS else method
+    return None
 
 
 @contextmanager

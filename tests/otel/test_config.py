@@ -69,22 +69,44 @@ def test_content_capture_is_opt_in() -> None:
     )
 
 
-@pytest.mark.parametrize("protocol", ["grpc", "http/json"])
-def test_a_protocol_it_does_not_speak_is_one_clear_error(protocol: str) -> None:
-    """Only OTLP over HTTP with protobuf is exported: another protocol is refused by name."""
-    environ = {
-        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317",
-        "OTEL_EXPORTER_OTLP_PROTOCOL": protocol,
-    }
+@pytest.mark.parametrize(
+    "variable", ["OTEL_EXPORTER_OTLP_PROTOCOL", "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL"]
+)
+@pytest.mark.parametrize("protocol", ["http/json", "thrift"])
+def test_a_protocol_it_does_not_speak_is_one_clear_error(protocol: str, variable: str) -> None:
+    """OTLP over HTTP with protobuf and over gRPC are exported: another protocol is refused by
+    name, in the general or a per-signal variable."""
+    environ = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", variable: protocol}
     with pytest.raises(ConfigError) as caught:
         otel_config(environ)
     assert str(caught.value) == (
-        f"<environment>: OTEL_EXPORTER_OTLP_PROTOCOL={protocol!r}: Wind Tunnel exports OTLP over "
-        "HTTP with protobuf (http/protobuf); point it at a collector's OTLP/HTTP port (usually "
-        "4318)"
+        f"<environment>: {variable}={protocol!r}: Wind Tunnel exports OTLP as http/protobuf (a "
+        "collector's OTLP/HTTP port, usually 4318) or grpc (its OTLP/gRPC port, usually 4317)"
     )
-    ok = {**environ, "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf"}
-    assert otel_config(ok) is not None
+
+
+def test_grpc_sends_each_signal_to_the_endpoint_itself() -> None:
+    """`grpc`: no signal path is added (the gRPC service names the signal); a per-signal
+    protocol overrides the general one for its signal only."""
+    base = {"OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}
+    assert otel_config(base) == OtelConfig(
+        "http://c:4317", "http://c:4317", traces_protocol="grpc", logs_protocol="grpc"
+    )
+    assert otel_config({}, endpoint="http://c:4317") != otel_config(base)
+    assert otel_config(
+        {"OTEL_EXPORTER_OTLP_PROTOCOL": "grpc"}, endpoint="http://c:4317"
+    ) == otel_config(base)
+    mixed = {
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://c:4318",
+        "OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://tempo:4317",
+    }
+    config = otel_config(mixed)
+    assert config == OtelConfig(
+        "http://tempo:4317", "http://c:4318/v1/logs", traces_protocol="grpc"
+    )
+    assert config is not None and config.uses_grpc
+    assert not OtelConfig(None, "http://c:4318/v1/logs", traces_protocol="grpc").uses_grpc
 
 
 def test_an_endpoint_that_is_not_a_url_is_refused() -> None:

@@ -19,16 +19,20 @@ def record(n: int) -> CallRecord:
 
 
 @pytest.mark.timeout(60)
-def test_a_collector_that_never_answers_drops_and_counts_and_never_blocks() -> None:
+@pytest.mark.parametrize("protocol", ["http/protobuf", "grpc"])
+def test_a_collector_that_never_answers_drops_and_counts_and_never_blocks(protocol: str) -> None:
     """With the export thread stuck on a collector that accepted the connection and never
-    answers, offers return at once; past the queue's bound each is dropped and counted; `close`
-    gives up at its deadline and counts what was still queued."""
+    answers (over OTLP/HTTP or gRPC), offers return at once; past the queue's bound each is
+    dropped and counted; `close` gives up at its deadline and counts what was still queued."""
     with socket.socket() as black_hole:
         black_hole.bind(("127.0.0.1", 0))
         black_hole.listen()
         port = black_hole.getsockname()[1]
+        grpc = protocol == "grpc"
         config = OtelConfig(
-            traces_endpoint=f"http://127.0.0.1:{port}/v1/traces", logs_endpoint=None
+            traces_endpoint=f"http://127.0.0.1:{port}" + ("" if grpc else "/v1/traces"),
+            logs_endpoint=None,
+            traces_protocol="grpc" if grpc else "http/protobuf",
         )
         export = OtlpExport(config, queue_size=4)
         export.offer(record(0))

@@ -8,12 +8,9 @@ the SDK's own `mcp.Client`; each recorded value is compared with what the client
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
-import hypercorn.config
-import hypercorn.trio
 import mcp
 import mcp_types as types
 import msgspec
@@ -21,6 +18,7 @@ import pytest
 import trio
 import trio.testing
 
+from tests.asgi_http import serve_app
 from tests.conformance import reference_server
 from windtunnel.errors import UniverseError
 from windtunnel.record import RecordingProxy
@@ -35,28 +33,8 @@ pytestmark = [
 ]
 
 
-@asynccontextmanager
-async def reference_http() -> AsyncIterator[str]:
-    app = reference_server.build_server().streamable_http_app()
-    config = hypercorn.config.Config()
-    config.bind = ["127.0.0.1:0"]
-    config.accesslog = None
-    config.errorlog = None
-    config.graceful_timeout = 0.2
-    shutdown = trio.Event()
-    async with trio.open_nursery() as nursery:
-        binds: list[str] = await nursery.start(
-            lambda task_status: hypercorn.trio.serve(
-                app,  # type: ignore[arg-type]
-                config,
-                shutdown_trigger=shutdown.wait,
-                task_status=task_status,
-            )
-        )
-        try:
-            yield binds[0] + "/mcp"
-        finally:
-            shutdown.set()
+def reference_http() -> AbstractAsyncContextManager[str]:
+    return serve_app(reference_server.build_server().streamable_http_app())
 
 
 def dump(value: Any) -> Any:

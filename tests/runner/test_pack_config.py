@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 
 from windtunnel.errors import ConfigError
+from windtunnel.faults.spec import Fault
+from windtunnel.runner.fault_policies import NoCallAfterFault, RetriedAfterFault
 from windtunnel.runner.pack_config import load_pack, load_pack_toml
 from windtunnel.runner.policies import (
     CallBudget,
@@ -87,7 +89,12 @@ def test_documented_example_loads(workdir: Path) -> None:
         CallBudget,
         CallOrder,
         Coverage,
+        RetriedAfterFault,
+        NoCallAfterFault,
     ]
+    assert scenario.policies[6] == RetriedAfterFault("list_invoices")
+    assert scenario.policies[7] == NoCallAfterFault("send_email", "list_invoices")
+    assert scenario.faults == (Fault(tool="list_invoices", call=1, kind="timeout"),)
     assert scenario.policies[1] == RequiredCall(
         "client_lookup", {"query": "Bluewing Logistics"}, "crm"
     )
@@ -160,7 +167,28 @@ BAD: list[tuple[str, str]] = [
         + "".join(SCENARIO.format(name=n) for n in "abc")
         + '[[scenario.policies]]\nkind = "no_diverge"\n',
         "at scenario[2].policies[0].kind: unknown policy 'no_diverge'; expected one of "
-        "call_budget, call_order, coverage, forbidden_call, no_divergence, required_call",
+        "call_budget, call_order, coverage, did_not_fabricate, forbidden_call, no_call_after_fault, "
+        "no_divergence, reported_failure, required_call, retried_after_fault",
+    ),
+    (
+        ONE + 'faults = ["charge=explode"]\n',
+        "at scenario[0].faults[0]: unknown kind 'explode' in 'charge=explode'; expected "
+        "TOOL[RECORDING]#CALL@FRACTION=KIND[:ARGS] (each of [RECORDING], #CALL, @FRACTION "
+        "optional; KIND one of error, is_error, timeout, delay, bad_schema, not_json, empty, drop)",
+    ),
+    (
+        ONE + "faults = [1]\n",
+        'at scenario[0].faults[0]: expected a fault as a string (e.g. "charge=timeout") or a '
+        "table, got integer",
+    ),
+    (
+        ONE + '[[scenario.faults]]\ntool = "x"\nkind = "empty"\nfraction = 2.0\n',
+        "at scenario[0].faults[0].fraction: a fraction is between 0 and 1",
+    ),
+    (
+        ONE + '[[scenario.policies]]\nkind = "did_not_fabricate"\npattern = "("\n',
+        "at scenario[0].policies[0].pattern: did_not_fabricate: invalid regular expression "
+        "'(': missing ), unterminated subpattern at position 0",
     ),
     (SCENARIO.format(name="a"), "at pack: required key missing"),
     ("[pack]\n" + SCENARIO.format(name="a"), "at pack.name: required key missing"),
@@ -200,7 +228,7 @@ BAD: list[tuple[str, str]] = [
     ),
     (
         ONE + "polices = []\n",
-        "at scenario[0].polices: unknown key 'polices'; expected one of agent, metadata, name, "
+        "at scenario[0].polices: unknown key 'polices'; expected one of agent, faults, metadata, name, "
         "plan, policies, repeats, scorers, scripted, tags, task, timeout_s, upstreams",
     ),
     (ONE + 'tags = "billing"\n', "at scenario[0].tags: expected an array of strings, got string"),

@@ -64,6 +64,7 @@ async def test_coverage_lands_in_results_summary_junit_and_report(tmp_path: Path
                 "client_lookup": {"recordings": 2, "served": 1, "unused": [1]},
                 "list_invoices": {"recordings": 2, "served": 1, "unused": [3]},
             },
+            "requests": {},
         }
     }
     summary = json.loads((tmp_path / "summary.json").read_text())

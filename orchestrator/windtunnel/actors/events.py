@@ -15,6 +15,7 @@ Every event has `event` (name), `seq` (per-fleet counter, gap-free), `timestamp`
 | `tool_call` | info | `tool`, `args`, `tier`, `recording`, `is_error`, `duration_ms`, `method`° |
 | `universe_divergence` | warning | `tool`, `args`, `reason`, `policy`, `nearest`, `method`° |
 | `server_fault` | error | `tool`, `error` |
+| `fault_injected` | warning | `tool`, `fault` (`id`, `kind`, `target`, `call_number`, args) |
 | `events_dropped` | warning | `dropped` (lines a slow reader missed: feed, stderr); no `seq` |
 | `feed_subscribed` | info | `buffer`; sent only to the new subscriber, without `seq` |
 
@@ -28,6 +29,7 @@ import time
 from typing import Any
 
 from ..calls import MCPCall
+from ..faults.spec import FAULT_EXTRA_KEY
 
 __all__ = ["EVENT_NAMES", "make_event", "utc_timestamp"]
 
@@ -42,6 +44,7 @@ EVENT_NAMES = (
     "tool_call",
     "universe_divergence",
     "server_fault",
+    "fault_injected",
     "events_dropped",
 )
 
@@ -128,5 +131,12 @@ def call_events(
     if fault is not None:
         events.append(
             make_event("server_fault", level="error", **where, tool=call.tool_name, error=fault)
+        )
+    injected = call.extra.get(FAULT_EXTRA_KEY)
+    if injected is not None:
+        events.append(
+            make_event(
+                "fault_injected", level="warning", **where, tool=call.tool_name, fault=injected
+            )
         )
     return events

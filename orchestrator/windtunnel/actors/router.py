@@ -137,7 +137,7 @@ class Router(RouterLedger):
 
         async def report(call: MCPCall) -> None:
             # Still in the task that answered the call: its request's `traceparent`, if any.
-            parent = trace_context.current_traceparent() if trace_context.capturing else None
+            parent = trace_context.take(call) if trace_context.capturing else None
             message = _Call(unit_id, name, upstream, call, parent)
             # Queued without a scheduler pass when there is room: the answer then leaves
             # before the router handles the call, rather than after it 1 time in 2. A full

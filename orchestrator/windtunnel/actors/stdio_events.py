@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from .. import trace_context
 from ..calls import MCPCall
 from .events import make_event
 from .router import RouterLedger
@@ -48,8 +49,11 @@ class StdioEvents:
 
     def call(self, call: MCPCall) -> None:
         """A call listener: the call's events (`tool_call`, divergence, fault), numbered."""
+        # Told after the answer was written, maybe from another thread: the request's
+        # `traceparent` was noted against the call when it was answered.
+        parent = trace_context.take(call) if trace_context.capturing else None
         with self._lock:
-            self.ledger.route_call(SCENARIO, SCENARIO, self.upstream, call)
+            self.ledger.route_call(SCENARIO, SCENARIO, self.upstream, call, parent)
 
     def stopped(self, *, error: str | None) -> None:
         log = self.ledger.log(SCENARIO)

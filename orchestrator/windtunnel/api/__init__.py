@@ -20,8 +20,15 @@ from ..errors import (
     UnknownToolError,
     WindtunnelError,
 )
+from ..faults.spec import Fault
 from ..freeze import freeze_universe
 from ..runner.execute import run_scenario, run_scenario_async
+from ..runner.fault_policies import (
+    did_not_fabricate,
+    no_call_after_fault,
+    reported_failure,
+    retried_after_fault,
+)
 from ..runner.scenario import PlanStep, Scenario, ScenarioPack
 from ..runner.scoring import (
     Policy,
@@ -76,6 +83,7 @@ __all__ = [
     "AgentContext",
     "CommandAgent",
     "ConfigError",
+    "Fault",
     "ImportResult",
     "InputError",
     "InterchangeFormatError",
@@ -114,15 +122,19 @@ __all__ = [
     "call_order",
     "contains",
     "coverage",
+    "did_not_fabricate",
     "forbidden_call",
     "freeze_universe",
     "json_field",
     "load_interchange",
     "load_universe",
+    "no_call_after_fault",
     "no_divergence",
     "parse_interchange",
     "regex",
+    "reported_failure",
     "required_call",
+    "retried_after_fault",
     "run_scenario",
     "run_scenario_async",
     "save_universe",

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from ..rundir.merge import MergeReport, merge_runs, name_units
 from ..rundir.pack_ref import copy_pack_ref
+from ..runner.summary import status_counts
 from .commands import command_help
 from .logs import configure_logging
 
@@ -51,9 +52,8 @@ def print_merge(report: MergeReport, out: Path) -> None:
     state = "passed" if summary.ok and not report.missing else "FAILED"
     shards = ", ".join(map(str, report.merged))
     print(
-        f"{summary.pack}: merged shards {shards}: {state}: {summary.passed} passed, "
-        f"{summary.failed} failed, {summary.errors} errors of {summary.total}; "
-        f"divergences {summary.divergences}",
+        f"{summary.pack}: merged shards {shards}: {state}: {status_counts(summary)} of "
+        f"{summary.total}; divergences {summary.divergences}",
         file=sys.stderr,
     )
     if report.missing:

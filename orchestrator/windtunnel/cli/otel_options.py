@@ -23,9 +23,9 @@ def add_otel_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--otel",
         metavar="URL",
-        help="export spans and log records over OTLP/HTTP to this collector (its base URL, "
-        "e.g. http://127.0.0.1:4318), as OTEL_EXPORTER_OTLP_ENDPOINT does; without either, "
-        "nothing is exported",
+        help="export spans and log records over OTLP to this collector (its base URL, "
+        "e.g. http://127.0.0.1:4318; OTEL_EXPORTER_OTLP_PROTOCOL=grpc for its gRPC port, "
+        "4317), as OTEL_EXPORTER_OTLP_ENDPOINT does; without either, nothing is exported",
     )
     group.add_argument(
         "--otel-capture-content",
@@ -46,6 +46,9 @@ def open_otel_sink(
         return
     try:
         from ..otel.sink import OtelSink
+
+        if config.uses_grpc:
+            import opentelemetry.exporter.otlp.proto.grpc  # noqa: F401
     except ImportError as exc:
         raise ConfigError(
             f"OpenTelemetry export is configured but its packages are missing ({exc.name}): "
@@ -56,7 +59,9 @@ def open_otel_sink(
 
     trace_context.start_capturing()
     sink = OtelSink(config, units=units, pack=pack)
+    trace_context.request_sink = sink
     try:
         yield sink
     finally:
+        trace_context.request_sink = None
         sink.close()

@@ -7,6 +7,7 @@ import argparse
 from ..record.limits import DEFAULT_TIMEOUT_S
 from .commands import command_help, run_later
 from .listener_options import add_allow_options
+from .otel_options import add_otel_options
 from .redaction_options import add_redaction_options
 
 __all__ = ["add_record_options", "register_record"]
@@ -53,3 +54,4 @@ def add_record_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=int, default=0, help="port (one upstream only; default: OS)")
     add_allow_options(parser)
     parser.add_argument("--log-format", choices=["auto", "json", "console"], default="auto")
+    add_otel_options(parser)

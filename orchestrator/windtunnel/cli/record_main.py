@@ -17,13 +17,16 @@ import re
 import signal
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
 
 from .._groups import unwrap_single_error
 from ..agents.base import mcp_config
+from ..calls import MCPCall
 from ..errors import ConfigError, InputError
 from ..record.build import Recording
 from ..record.credentials import mask_urls_in
@@ -32,8 +35,12 @@ from ..record.redact import RedactionRules, load_rules_file, parse_rule
 from ..record.saving import save_recording, write_atomically
 from ..terminal_text import escape_terminal
 from .logs import configure_logging
+from .otel_options import open_otel_sink
 from .record_command import add_record_options
 from .universe_commands import secret_warning
+
+if TYPE_CHECKING:
+    from ..otel.sink import OtelSink
 
 __all__ = ["UpstreamSpec", "parse_record_upstreams", "run_record"]
 
@@ -184,12 +191,21 @@ def run_record(args: argparse.Namespace) -> int:
         for spec in specs
     }
     recorder = _Recorder(proxies, outputs, args.log)
-    with unwrap_single_error():
+    with unwrap_single_error(), open_otel_sink(args, units=False, pack="record") as otel:
+        if otel is not None:
+            for proxy in proxies.values():
+                proxy.exporter = partial(_export_call, otel, proxy)
         if args.stdio:
             trio.run(recorder.record_stdio)
         else:
             trio.run(recorder.record_http, args.host, args.port, args.allow_host, args.allow_origin)
     return recorder.finish()
+
+
+def _export_call(
+    otel: OtelSink, proxy: RecordingProxy, call: MCPCall, traceparent: str | None
+) -> None:
+    otel.publish_live_call(call, upstream=proxy.name, trace_parent=traceparent)
 
 
 def _outputs(output: Path, specs: list[UpstreamSpec]) -> dict[str, Path]:

@@ -18,8 +18,9 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         description=(
             "Run every scenario of PACK against its recorded upstreams, score it, and write "
             "results.jsonl, traces/, summary.json, junit.xml, report.html and events.jsonl to "
-            "the run directory. Exit 0 when all passed, 1 when some failed, 2 on bad input, "
-            "130 when interrupted (what finished is kept)."
+            "the run directory. Exit 0 when all passed, 1 when some failed, erred or were invalid "
+            "(a declared fault never injected), 2 on bad input, 130 when interrupted (what "
+            "finished is kept)."
         ),
     )
     parser.add_argument("pack", metavar="PACK")
@@ -46,6 +47,15 @@ def register_run(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
         help="run this command as the agent, e.g. 'my-agent --mcp-config {mcp_config}'",
     )
     agent.add_argument("--agent-callable", metavar="MODULE:ATTR", help="run this Python callable")
+    parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="inject this fault into every scenario, e.g. charge=timeout or lookup@0.3=is_error:"
+        "down (repeatable; TOOL[RECORDING]#CALL@FRACTION=KIND[:ARGS]); a unit it never reaches "
+        "is invalid",
+    )
     parser.add_argument("--feed-port", type=int, metavar="PORT", help="serve a live event feed")
     add_otel_options(parser)
     parser.add_argument(

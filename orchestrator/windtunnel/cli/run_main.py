@@ -15,13 +15,14 @@ from .._gc import tune_gc_for_serving
 from .._groups import unwrap_single_error
 from ..actors.sinks import Sink
 from ..errors import ConfigError
+from ..faults.spec import parse_faults
 from ..rundir.pack_ref import write_pack_ref
 from ..runner.agent_spec import AgentSpec
 from ..runner.pack_config import load_pack
 from ..runner.pack_run import PackRunOptions, run_pack
 from ..runner.progress import Progress
 from ..runner.scenario import ScenarioPack
-from ..runner.summary import Summary
+from ..runner.summary import Summary, status_counts
 from ..terminal_text import escape_terminal
 from . import scale_run
 from .logs import configure_logging
@@ -70,6 +71,7 @@ def run_run(args: argparse.Namespace) -> int:
         resume=args.resume,
         agent=_agent(args),
         feed_port=args.feed_port,
+        faults=tuple(parse_faults(args.fault)),
     )
     live = {"auto": None, "live": True, "plain": False}[args.progress]
     progress = Progress(stderr, live=live)
@@ -119,8 +121,9 @@ def _report(summary: Summary, run_dir: Path, interrupted: bool, stderr: StderrLi
     state = "interrupted" if interrupted else ("passed" if summary.ok else "FAILED")
     pack = escape_terminal(summary.pack)
     print(
-        f"{pack}: {state}: {summary.passed} passed, {summary.failed} failed, "
-        f"{summary.errors} errors of {summary.total}; divergences {summary.divergences}",
+        f"{pack}: {state}: {status_counts(summary)} of {summary.total}; "
+        f"divergences {summary.divergences}"
+        + (f"; faults injected {summary.faults_injected}" if summary.faults_injected else ""),
         file=stderr,
     )
     print(f"report: {run_dir / 'report.html'}", file=stderr)

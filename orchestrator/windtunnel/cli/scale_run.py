@@ -5,8 +5,11 @@ parallel runs use the same runtime as a plain run; see docs/scale.md."""
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..errors import ConfigError
+from ..otel.config import otel_config
+from ..otel.shipping import ship_otel
 from ..runner.pack_run import PackRunOptions
 from ..runner.progress import Progress
 from ..runner.scenario import ScenarioPack
@@ -56,6 +59,8 @@ def _worker_args(args: argparse.Namespace) -> list[str]:
         out += ["--agent-command", args.agent_command]
     if args.agent_callable:
         out += ["--agent-callable", args.agent_callable]
+    for fault in args.fault:
+        out += ["--fault", fault]
     if args.resume:
         out.append("--resume")
     # Each worker exports its own units (an endpoint in the environment reaches them anyway).
@@ -78,5 +83,12 @@ def run_workers(
         ray_address=args.ray_address,
         ray_working_dir=args.ray_working_dir,
         worker_args=_worker_args(args),
+        # A Ray task sees neither this environment nor the command line: its export goes along.
+        otel=ship_otel(
+            otel_config(os.environ, endpoint=args.otel, capture_content=args.otel_capture_content),
+            os.environ,
+        )
+        if args.executor == "ray"
+        else None,
     )
     return run_parallel(run, pack, options, progress)

@@ -12,6 +12,7 @@ from ..rundir.pack_ref import load_recorded_pack, resolve_pack_ref
 from ..runner.pack_config import load_pack
 from ..runner.rescore import rescore_run
 from ..runner.scenario import ScenarioPack
+from ..runner.summary import status_counts
 from ..terminal_text import escape_terminal
 from .commands import command_help
 from .logs import configure_logging
@@ -58,8 +59,8 @@ def run_score(args: argparse.Namespace) -> int:
     state = "passed" if summary.ok else "FAILED"
     pack_name = escape_terminal(summary.pack)
     print(
-        f"{pack_name}: re-scored {report.units} unit(s): {state}: {summary.passed} passed, "
-        f"{summary.failed} failed, {summary.errors} errors; {len(report.changed)} changed status",
+        f"{pack_name}: re-scored {report.units} unit(s): {state}: {status_counts(summary)}; "
+        f"{len(report.changed)} changed status",
         file=sys.stderr,
     )
     if report.changed:

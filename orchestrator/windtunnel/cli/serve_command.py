@@ -55,6 +55,23 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "the recorded server's",
     )
     parser.add_argument(
+        "--fault",
+        action="append",
+        default=[],
+        metavar="TOOL=KIND[:ARGS]",
+        help="inject a fault (repeatable): TOOL[RECORDING]#CALL@FRACTION=KIND[:ARGS], KIND one "
+        "of error[:CODE[:MESSAGE]], is_error[:TEXT], timeout, delay:SECONDS|recorded, "
+        "bad_schema, not_json, empty, drop; e.g. charge#2=timeout, lookup@0.3=is_error:down "
+        "(docs/universe.md, Faults)",
+    )
+    parser.add_argument(
+        "--fault-seed",
+        type=int,
+        default=0,
+        metavar="N",
+        help="the seed a fault's @FRACTION is drawn from (default 0)",
+    )
+    parser.add_argument(
         "--record-mode",
         choices=["none", "once", "new_episodes", "all"],
         help="none (default; or $WT_RECORD_MODE): a miss is a divergence; once: record FILE if it "

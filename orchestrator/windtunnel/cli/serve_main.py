@@ -14,12 +14,14 @@ from typing import Any
 import trio
 
 from .._gc import tune_gc_for_serving
-from ..actors import JsonLinesSink, PipeSink, PipeTextStream, PipeWriter, Sink, open_fleet
+from ..actors import JsonLinesSink, PipeSink, PipeTextStream, PipeWriter, Sink
 from ..actors.sinks import drop_notice
 from ..actors.stdio_events import StdioEvents
-from ..agents.base import mcp_config
 from ..errors import ConfigError
+from ..faults.engine import check_faults_against
+from ..faults.spec import ALL_TOOLS, Fault, parse_faults
 from ..line_format import LineRenderer, line_renderer
+from ..mcp._faulted import ProcessDropped
 from ..mcp.recorded import RecordedMCPServer, upstream_name
 from ..mcp.spi import MCPServer
 from ..miss_answers import SynthesizeHook
@@ -80,6 +82,12 @@ def run_serve(args: argparse.Namespace) -> int:
     mode = choose_record_mode(args.record_mode, where="--record-mode")
     if args.upstream is not None and len(pairs) != 1:
         raise ConfigError("--upstream needs exactly one universe", file="<command line>")
+    faults = parse_faults(args.fault)
+    if faults and mode != "none":
+        raise ConfigError(
+            f"--fault injects faults into a replay; --record-mode {mode} records",
+            file="<command line>",
+        )
     held = _HeldSignals()
     # Events and log lines share stderr and one line style (`line_format`).
     style = line_style(args.log_format)
@@ -92,7 +100,8 @@ def run_serve(args: argparse.Namespace) -> int:
         sinks: list[Sink] = [events] if otel is None else [events, otel]
         # stdout carries the protocol (stdio) or the URL/config: logs always go to stderr.
         configure_logging(fmt=style, stream=PipeTextStream(stderr))
-        servers = {name: _server(name, path, mode, args, hook) for name, path in pairs}
+        servers = {name: _server(name, path, mode, args, hook, faults) for name, path in pairs}
+        _check_every_fault_lands(faults, servers)
         if args.stdio and not isinstance(next(iter(servers.values())), RecordedMCPServer):
             raise ConfigError(
                 f"--record-mode {mode} records here: use wt record --stdio", file="<command line>"
@@ -116,17 +125,23 @@ def _server(
     mode: RecordMode,
     args: argparse.Namespace,
     hook: SynthesizeHook | None,
+    faults: list[Fault],
 ) -> MCPServer:
     """The universe's server: a plain replay, or under a record mode the server that mode
-    needs (`record.mode_servers`, loaded only then)."""
+    needs (`record.mode_servers`, loaded only then). `--fault`s are checked against each
+    universe: one naming a tool only one of several universes declares is injected there."""
     if mode == "none":
-        return RecordedMCPServer(
+        server = RecordedMCPServer(
             path,
             name=name,
             synthesize=hook,
             fast_path=args.fast_path,
             own_identity=args.own_identity,
+            fault_seed=args.fault_seed,
         )
+        if faults:
+            _inject(server, faults, name, several=len(args.files) > 1)
+        return server
     from ..record.mode_servers import server_for_mode
     from ..record.redact import RedactionRules, load_rules_file, parse_rule
     from ..record.upstream_source import given_upstream
@@ -147,6 +162,38 @@ def _server(
         fast_path=args.fast_path,
         own_identity=args.own_identity,
     )
+
+
+def _inject(server: RecordedMCPServer, faults: list[Fault], name: str, *, several: bool) -> None:
+    """Add the `--fault`s that concern `server`'s universe to its own faults; a fault naming a
+    tool no universe declares (one universe: this one) is a usage error."""
+    declared = {tool.name for tool in server.universe.tools}
+    mine = [f for f in faults if f.tool == ALL_TOOLS or f.tool in declared or not several]
+    check_faults_against(
+        mine,
+        server.universe,
+        error=ConfigError,
+        file="<command line>",
+        paths=[f"--fault {f.spelling()}" for f in mine],
+    )
+    server.set_faults([*server.faults, *mine])
+
+
+def _check_every_fault_lands(faults: list[Fault], servers: dict[str, MCPServer]) -> None:
+    """With several universes, a `--fault` whose tool none declares is a usage error."""
+    declared = {
+        tool.name
+        for server in servers.values()
+        if isinstance(server, RecordedMCPServer)
+        for tool in server.universe.tools
+    }
+    for fault in faults:
+        if fault.tool != ALL_TOOLS and fault.tool not in declared:
+            raise ConfigError(
+                f"fault names undeclared tool {fault.tool!r}; no universe declares it",
+                file="<command line>",
+                path=f"--fault {fault.spelling()}",
+            )
 
 
 class _HeldSignals:
@@ -240,12 +287,31 @@ def _run_stdio(server: MCPServer, sinks: list[Sink], held: _HeldSignals) -> None
     events.started()
     error = None
     try:
-        trio.run(_serve_stdio, server, held)
+        dropped = _run_dropping(server, held)
+        if dropped is not None:
+            error = f"{type(dropped).__name__}: {dropped}"
     except BaseException as exc:
         error = f"{type(exc).__name__}: {exc}"
         raise
     finally:
         events.stopped(error=error)
+    if dropped is not None:
+        raise SystemExit(1)  # the process went away mid-call, as the fault asked
+
+
+def _run_dropping(server: MCPServer, held: _HeldSignals) -> ProcessDropped | None:
+    """Serve; the `drop` fault that ended the process early, if one did."""
+    dropped: ProcessDropped | None = None
+    try:
+        trio.run(_serve_stdio, server, held)
+    except* ProcessDropped as group:
+        dropped = _first_dropped(group)
+    return dropped
+
+
+def _first_dropped(group: BaseExceptionGroup[ProcessDropped]) -> ProcessDropped:
+    first = group.exceptions[0]
+    return _first_dropped(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 async def _serve_stdio(server: MCPServer, held: _HeldSignals) -> None:
@@ -271,6 +337,11 @@ async def _serve_http(
     stderr: PipeWriter,
     held: _HeldSignals | None = None,
 ) -> None:
+    # Here, not at the top: the fleet's event feed loads a WebSocket stack (about 3% of
+    # `wt serve --stdio`'s start-up), which stdio never binds.
+    from ..actors import open_fleet
+    from ..agents.base import mcp_config
+
     with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         if held is not None and held.received is not None:
             return  # stopped before it started

@@ -1,10 +1,12 @@
 """`RunDiff`: what changed per scenario between a base run and a new run.
 
 Per scenario: the runs and passes on each side, the change (`regressed` when the pass rate fell,
-`improved` when it rose, `added` / `removed` when a side lacks the scenario), Fisher's exact
-p-value for the pass-rate change, the divergences that are new, gone or unchanged (matched by
-upstream, tool, canonical args and reason), and for each changed scenario the difference between
-the call sequences of one unit on each side.
+`improved` when it rose, `added` / `removed` when a side lacks the scenario), its invalid runs
+and injected faults, Fisher's exact p-value for the pass-rate change, the divergences that are
+new, gone or unchanged (matched by upstream, method, tool, canonical args and reason: a
+`resources/read`, `prompts/get` or `completion/complete` that left the recording is one too, its
+target in `tool`), and for each
+changed scenario the difference between the call sequences of one unit on each side.
 """
 
 from __future__ import annotations
@@ -18,8 +20,11 @@ import msgspec
 
 from ..calls import MCPCall
 from ..canonical import canonical_json
+from ..divergence import divergence_label
+from ..runner.fault_checks import fault_label, injected_fault
 from ..runner.policies import render_json
 from ..runner.trace import Trace
+from ..runner.unit_order import RANKS
 from .fisher import ALPHA, fisher_exact_p
 from .runs import RunData
 
@@ -55,6 +60,10 @@ class Side(msgspec.Struct, kw_only=True):
     pass_rate: float
     status: Literal["passed", "failed", "mixed"]
     divergences: int
+    invalid: int = 0
+    """Runs whose declared fault was never injected (not passes)."""
+    faults_injected: int = 0
+    """Calls answered with an injected fault, over the scenario's runs."""
 
 
 class KeyDifference(msgspec.Struct, kw_only=True):
@@ -66,9 +75,12 @@ class KeyDifference(msgspec.Struct, kw_only=True):
 
 
 class DivergenceDiff(msgspec.Struct, kw_only=True):
-    """One divergence (upstream, tool, args, reason) and how often each run had it."""
+    """One divergence (upstream, method, tool, args, reason) and how often each run had it.
+    `method` is `tools/call`, or the request that left the recording (`tool`: its URI, prompt
+    name or completion ref)."""
 
     upstream: str | None
+    method: str = "tools/call"
     tool: str
     args: Any
     reason: str | None
@@ -80,8 +92,15 @@ class DivergenceDiff(msgspec.Struct, kw_only=True):
 
     @property
     def label(self) -> str:
-        upstream = f"{self.upstream}." if self.upstream else ""
-        return f"{upstream}{self.tool}({render_json(self.args, _ARGS_LIMIT)})"
+        what = divergence_label(
+            {"upstream": self.upstream, "method": self.method, "tool": self.tool}
+        )
+        return f"{what}({render_json(self.args, _ARGS_LIMIT)})"
+
+    @property
+    def is_request(self) -> bool:
+        """A request other than `tools/call` left the recording."""
+        return self.method != "tools/call"
 
 
 class ScenarioDiff(msgspec.Struct, kw_only=True):
@@ -117,6 +136,10 @@ class DiffCounts(msgspec.Struct, kw_only=True):
     new_divergences: int = 0
     gone_divergences: int = 0
     unchanged_divergences: int = 0
+    new_request_divergences: int = 0
+    """Of the new divergences, requests other than `tools/call` (reads, prompt gets,
+    completions); `gone_request_divergences` likewise."""
+    gone_request_divergences: int = 0
 
 
 class RunDiff(msgspec.Struct, kw_only=True):
@@ -134,6 +157,9 @@ class RunDiff(msgspec.Struct, kw_only=True):
     counts: DiffCounts
     scenarios: list[ScenarioDiff]
     windtunnel_diff: int = DIFF_FORMAT_VERSION
+    base_invalid: int = 0
+    new_invalid: int = 0
+    """Units of each run whose declared fault was never injected."""
 
 
 def _side(rows: Sequence[Trace]) -> Side:
@@ -148,10 +174,12 @@ def _side(rows: Sequence[Trace]) -> Side:
         pass_rate=passed / len(rows),
         status=status,
         divergences=sum(row.divergence_count for row in rows),
+        invalid=sum(1 for row in rows if row.status == "invalid"),
+        faults_injected=sum(row.faults_injected for row in rows),
     )
 
 
-_Key: TypeAlias = "tuple[str | None, str, str, str | None]"
+_Key: TypeAlias = "tuple[str | None, str, str, str, str | None]"
 
 
 def _divergence_warnings(rows: Iterable[Trace]) -> Iterable[dict[str, Any]]:
@@ -170,6 +198,7 @@ def _key(warning: dict[str, Any]) -> _Key:
     reason = warning.get("reason")
     return (
         upstream if isinstance(upstream, str) else None,
+        str(warning.get("method", "tools/call")),
         str(warning.get("tool")),
         args,
         reason if isinstance(reason, str) else None,
@@ -222,9 +251,10 @@ def _divergence_diffs(
         index, differences = _differences(warning)
         item = DivergenceDiff(
             upstream=key[0],
-            tool=key[1],
+            method=key[1],
+            tool=key[2],
             args=warning.get("args"),
-            reason=key[3],
+            reason=key[4],
             policy=warning.get("policy") if isinstance(warning.get("policy"), str) else None,
             base=base_counts[key],
             new=new_counts[key],
@@ -248,12 +278,18 @@ def _change(base: Side | None, new: Side | None) -> Change:
 
 
 def call_line(call: MCPCall) -> str:
-    """One call of a sequence diff: `crm.client_lookup {"query":"x"}`, and how it went."""
-    upstream = f"{call.upstream}." if call.upstream else ""
-    line = f"{upstream}{call.tool_name} {render_json(call.args, _ARGS_LIMIT)}"
+    """One call of a sequence diff: `crm.client_lookup {"query":"x"}` (a request: `crm
+    resources/read test://a {}`), and how it went."""
+    what = divergence_label(
+        {"upstream": call.upstream, "method": call.method, "tool": call.tool_name}
+    )
+    line = f"{what} {render_json(call.args, _ARGS_LIMIT)}"
     divergence = call.divergence
+    fault = injected_fault(call)
     if divergence is not None:
         line += f"  -> diverged: {divergence.get('reason')}"
+    elif fault is not None:
+        line += f"  -> fault: {fault_label(fault)}"
     elif call.is_error:
         line += "  -> error"
     return line
@@ -262,8 +298,7 @@ def call_line(call: MCPCall) -> str:
 def _pick_units(base_rows: Sequence[Trace], new_rows: Sequence[Trace]) -> tuple[Trace, Trace]:
     """The new run's first unit that did worse (else its first), and the base unit of the same
     repeat (else the base run's first)."""
-    order = {"error": 0, "failed": 1, "passed": 2}
-    new = min(new_rows, key=lambda row: (order.get(row.status, 0), row.repeat))
+    new = min(new_rows, key=lambda row: (RANKS.get(row.status, 0), row.repeat))
     same_repeat = [row for row in base_rows if row.repeat == new.repeat]
     return (same_repeat or list(base_rows))[0], new
 
@@ -313,6 +348,10 @@ def _scenario_diff(name: str, base_run: RunData, new_run: RunData, alpha: float)
 _ORDER = {"regressed": 0, "removed": 1, "added": 2, "improved": 3, "unchanged": 4}
 
 
+def _invalid(run: RunData) -> int:
+    return sum(1 for rows in run.scenarios.values() for row in rows if row.status == "invalid")
+
+
 def _pass_rate(run: RunData) -> float:
     passed = sum(1 for rows in run.scenarios.values() for row in rows if row.status == "passed")
     return passed / run.units
@@ -331,6 +370,8 @@ def diff_runs(base_run: RunData, new_run: RunData, *, alpha: float = ALPHA) -> R
         counts.new_divergences += len(d.new_divergences)
         counts.gone_divergences += len(d.gone_divergences)
         counts.unchanged_divergences += len(d.unchanged_divergences)
+        counts.new_request_divergences += sum(item.is_request for item in d.new_divergences)
+        counts.gone_request_divergences += sum(item.is_request for item in d.gone_divergences)
     return RunDiff(
         base=str(base_run.path),
         new=str(new_run.path),
@@ -343,6 +384,8 @@ def diff_runs(base_run: RunData, new_run: RunData, *, alpha: float = ALPHA) -> R
         alpha=alpha,
         counts=counts,
         scenarios=scenarios,
+        base_invalid=_invalid(base_run),
+        new_invalid=_invalid(new_run),
     )
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..runner.html_page import e, page
 from .model import DivergenceDiff, RunDiff, ScenarioDiff
-from .render_text import headline, side_text
+from .render_text import headline, requests_of, side_text
 
 __all__ = ["render_html"]
 
@@ -33,7 +33,7 @@ def _value(json_text: str | None) -> str:
 def _divergences(title: str, items: list[DivergenceDiff], new: bool) -> str:
     if not items:
         return ""
-    parts = [f"<h3>{e(title)} ({len(items)})</h3>"]
+    parts = [f"<h3>{e(title)} ({len(items)}){e(requests_of(items))}</h3>"]
     for item in items:
         times = item.new if new else item.base
         parts.append(

@@ -21,7 +21,7 @@ import re
 
 from ..terminal_text import escape_terminal
 from .model import DivergenceDiff, RunDiff, ScenarioDiff
-from .render_text import headline, side_text
+from .render_text import headline, requests_of, side_text
 
 __all__ = ["MAX_DETAILS", "MAX_ROWS", "code_span", "render_markdown"]
 
@@ -91,9 +91,9 @@ def _divergence(kind: str, item: DivergenceDiff) -> list[str]:
 def _details(d: ScenarioDiff) -> list[str]:
     parts = [f"{d.change}"]
     if d.new_divergences:
-        parts.append(f"{len(d.new_divergences)} new divergence(s)")
+        parts.append(f"{len(d.new_divergences)} new divergence(s){requests_of(d.new_divergences)}")
     if d.gone_divergences:
-        parts.append(f"{len(d.gone_divergences)} gone")
+        parts.append(f"{len(d.gone_divergences)} gone{requests_of(d.gone_divergences)}")
     lines = [
         f"<details><summary>{_html_code(d.scenario)}: {html.escape(', '.join(parts))}</summary>",
         "",

@@ -2,14 +2,32 @@
 
 from __future__ import annotations
 
-from .model import RunDiff, ScenarioDiff, Side
+from .model import DivergenceDiff, RunDiff, ScenarioDiff, Side
 
-__all__ = ["headline", "render_text", "side_text"]
+__all__ = ["headline", "render_text", "requests_of", "side_text"]
 
 
 def side_text(side: Side | None) -> str:
-    """`2/3 passed`, or `-` when the run lacks the scenario."""
-    return "-" if side is None else f"{side.passed}/{side.runs} passed"
+    """`2/3 passed` (`, 1 invalid` and `, 4 faults` when there are any), or `-` when the run
+    lacks the scenario."""
+    if side is None:
+        return "-"
+    text = f"{side.passed}/{side.runs} passed"
+    if side.invalid:
+        text += f", {side.invalid} invalid"
+    if side.faults_injected:
+        text += f", {side.faults_injected} fault" + ("s" if side.faults_injected > 1 else "")
+    return text
+
+
+def _requests(count: int) -> str:
+    """Of some divergences, how many were requests other than tool calls (when any were)."""
+    return f" ({count} request{'s' if count != 1 else ''})" if count else ""
+
+
+def requests_of(items: list[DivergenceDiff]) -> str:
+    """` (2 requests)`: how many of `items` are requests other than tool calls, if any."""
+    return _requests(sum(item.is_request for item in items))
 
 
 def headline(diff: RunDiff) -> str:
@@ -18,9 +36,15 @@ def headline(diff: RunDiff) -> str:
     return (
         f"{c.regressed} regressed ({c.significant_regressions} significant), "
         f"{c.improved} improved, {c.added} added, {c.removed} removed, {c.unchanged} unchanged; "
-        f"divergences: {c.new_divergences} new, {c.gone_divergences} gone, "
+        f"divergences: {c.new_divergences} new{_requests(c.new_request_divergences)}, "
+        f"{c.gone_divergences} gone{_requests(c.gone_request_divergences)}, "
         f"{c.unchanged_divergences} unchanged; pass rate {diff.base_pass_rate:.1%} -> "
         f"{diff.new_pass_rate:.1%}"
+        + (
+            f"; invalid units {diff.base_invalid} -> {diff.new_invalid}"
+            if diff.base_invalid or diff.new_invalid
+            else ""
+        )
     )
 
 
@@ -34,6 +58,11 @@ def _table(rows: list[list[str]]) -> list[str]:
 
 def _details(d: ScenarioDiff) -> list[str]:
     lines = [f"== {d.scenario}: {d.change}"]
+    if d.new_divergences or d.gone_divergences:
+        lines[0] += (
+            f"; divergences {len(d.new_divergences)} new{requests_of(d.new_divergences)}, "
+            f"{len(d.gone_divergences)} gone{requests_of(d.gone_divergences)}"
+        )
     for label, items in (("new", d.new_divergences), ("gone", d.gone_divergences)):
         for item in items:
             times = item.new if label == "new" else item.base

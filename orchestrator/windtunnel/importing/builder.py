@@ -7,7 +7,7 @@ defined, a deterministic order of upstreams and tools, and the warnings `diagnos
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from .diagnostics import computed_warnings
@@ -23,6 +23,7 @@ from .envelope import (
     SchemaSource,
     Source,
     SourceFormat,
+    Surface,
     Task,
     Timing,
     Tool,
@@ -87,9 +88,12 @@ class TraceBuilder:
         output_schema: Any = None,
         annotations: Any = None,
         source_name: str | None = None,
+        listed: dict[str, Any] | None = None,
     ) -> None:
         """A tool the trace advertised; the first definition of a name wins. A definition without
-        a name is dropped with a warning: no call can name it, and a universe cannot offer it."""
+        a name is dropped with a warning: no call can name it, and a universe cannot offer it.
+        `listed` is the tool exactly as a `tools/list` answer gave it: its `title`, `icons`,
+        `execution` and `_meta` are kept too (each only when of the type MCP gives it)."""
         upstream = self._upstreams[upstream_id]
         if not name:
             self.warn("tool_unnamed", f"{upstream_id}: a tool definition without a name; ignored")
@@ -107,8 +111,17 @@ class TraceBuilder:
                 output_schema=output_schema if isinstance(output_schema, dict) else None,
                 annotations=annotations if isinstance(annotations, dict) else None,
                 source_name=source_name,
+                **_listed_fields(listed or {}),
             )
         )
+
+    def surface(self, upstream_id: str) -> Surface:
+        """The upstream's surface beyond tools (issue 25), created empty on first use; an empty
+        one is left out of the envelope."""
+        upstream = self._upstreams[upstream_id]
+        if upstream.surface is None:
+            upstream.surface = Surface()
+        return upstream.surface
 
     def call(
         self,
@@ -219,7 +232,10 @@ class TraceBuilder:
                 )
         upstreams = sorted(self._upstreams.values(), key=lambda up: up.id)
         for upstream in upstreams:
-            upstream.tools.sort(key=lambda tool: tool.name)
+            # A server's own `tools/list` order is what the agent saw: kept, ahead of the rest.
+            upstream.tools.sort(key=_tool_order(upstream.tools))
+            if upstream.surface is not None and upstream.surface.empty():
+                upstream.surface = None
         final = FinalAnswer(text=self.final_answer) if self.final_answer is not None else None
         envelope = Envelope(
             windtunnel_interchange=INTERCHANGE_VERSION,
@@ -240,6 +256,35 @@ class TraceBuilder:
         envelope.warnings.extend(computed_warnings(envelope))
         derive_interchange(envelope, model=self.model)
         return envelope
+
+
+_LISTED_FIELDS: dict[str, tuple[str, type[Any]]] = {
+    "title": ("title", str),
+    "icons": ("icons", list),
+    "execution": ("execution", dict),
+    "_meta": ("meta", dict),
+}
+"""A listed tool's field -> (its name on `Tool`, the JSON type MCP gives it)."""
+
+
+def _listed_fields(listed: dict[str, Any]) -> dict[str, Any]:
+    return {
+        name: listed[wire]
+        for wire, (name, kind) in _LISTED_FIELDS.items()
+        if isinstance(listed.get(wire), kind)
+    }
+
+
+def _tool_order(tools: list[Tool]) -> Callable[[Tool], tuple[int, int, str]]:
+    """Tools from `tools/list` in their listed order, then every other tool by name."""
+    listed = {tool.name: i for i, tool in enumerate(tools) if tool.schema_source == "tools/list"}
+
+    def key(tool: Tool) -> tuple[int, int, str]:
+        if tool.name in listed:
+            return (0, listed[tool.name], "")
+        return (1, 0, tool.name)
+
+    return key
 
 
 def add_flags(call: Call, flags: Iterable[str]) -> None:

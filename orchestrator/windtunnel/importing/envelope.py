@@ -38,6 +38,7 @@ __all__ = [
     "LegacyEnvelope",
     "Outcome",
     "Source",
+    "Surface",
     "Task",
     "Tool",
     "TraceInfo",
@@ -167,6 +168,30 @@ class Tool(msgspec.Struct, omit_defaults=True):
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] | None = None
     source_name: str | None = None
+    # What else `tools/list` gave (issue 25), each as sent; the universe serves it as recorded.
+    title: str | None = None
+    icons: list[Any] | None = None
+    execution: dict[str, Any] | None = None
+    meta: dict[str, Any] | None = msgspec.field(default=None, name="_meta")
+
+
+class Surface(msgspec.Struct, omit_defaults=True):
+    """What the upstream showed the agent besides its tools (issue 25), in the universe format's
+    own shape and names (docs/universe.md "The whole surface"): `server` (`protocol_version`,
+    `info`, `instructions`, `capabilities`), the listed `resources`, `resource_templates` and
+    `prompts`, and the answered `resource_reads`, `prompt_gets` and `completions`. Payloads are
+    kept as the wire gave them, minus the protocol's envelope."""
+
+    server: dict[str, Any] | None = None
+    resources: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    resource_templates: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    resource_reads: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    prompts: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    prompt_gets: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    completions: list[dict[str, Any]] = msgspec.field(default_factory=list)
+
+    def empty(self) -> bool:
+        return self == Surface()
 
 
 UPSTREAM_ID_PATTERN = r"^[a-z0-9][a-z0-9_.-]{0,62}\Z"
@@ -182,6 +207,7 @@ class Upstream(msgspec.Struct, omit_defaults=True):
     kind: UpstreamKind
     identity: Identity
     tools: list[Tool]
+    surface: Surface | None = None
 
 
 class CallResult(msgspec.Struct, omit_defaults=True):
@@ -217,6 +243,9 @@ class Call(msgspec.Struct, omit_defaults=True):
     timing: Timing = "none"
     flags: list[str] = msgspec.field(default_factory=list)
     provenance: dict[str, Any] = msgspec.field(default_factory=dict)
+    server_messages: list[dict[str, Any]] | None = None
+    """What the server sent while answering (issue 25): notifications, and its requests to the
+    client with the client's `response`, in order, as a universe recording holds them."""
 
     @property
     def suspect(self) -> list[str]:

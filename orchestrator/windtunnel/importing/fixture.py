@@ -14,15 +14,21 @@ the rest of the trace is still replayed (`diagnostics` warns about it).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
 from ..calls import MCPCall
 from ..canonical import canonical_key, nested_deeper_than
 from ..freeze import RECORDING_META, freeze_universe
-from ..universe import MAX_NESTING, Universe, UniverseTool
-from .envelope import ALWAYS_OUT, Call, Envelope
+from ..universe import (
+    MAX_NESTING,
+    Universe,
+    UniverseTool,
+    flatten_wire_args,
+    validate_universe,
+)
+from .envelope import ALWAYS_OUT, Call, Envelope, Surface
 
 __all__ = ["FixturePlan", "held_schema", "plan_fixtures", "recording_result", "unheld_part"]
 
@@ -63,6 +69,15 @@ def held_schema(schema: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object"} if nested_deeper_than(schema, MAX_NESTING) else schema
 
 
+_Field = TypeVar("_Field", dict[str, Any], list[Any])
+
+
+def _held(value: _Field | None) -> _Field | None:
+    """A listed tool field, or None when it nests deeper than a universe holds (MCP clients
+    could not read it; `diagnostics` already says so for schemas)."""
+    return None if value is None or nested_deeper_than(value, MAX_NESTING) else value
+
+
 def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool, wire_only: bool) -> bool:
     upstream = envelope.upstream(call.upstream)
     if upstream is None or upstream.kind == "builtin":
@@ -96,6 +111,61 @@ def _sequence_tools(calls: list[Call]) -> set[tuple[str, str]]:
     return stateful
 
 
+def surface_calls(surface: Surface, upstream: str) -> list[MCPCall]:
+    """The answered reads, prompt gets and completions, as the call log `freeze_universe` turns
+    into `resource_reads`, `prompt_gets` and `completions` (`MCPCall.method`)."""
+    calls = [
+        MCPCall(tool_name=read["uri"], args={}, result=read["result"], method="resources/read")
+        for read in surface.resource_reads
+    ]
+    calls += [
+        MCPCall(
+            tool_name=get["name"], args=get["arguments"], result=get["result"], method="prompts/get"
+        )
+        for get in surface.prompt_gets
+    ]
+    for completion in surface.completions:
+        ref = completion["ref"]
+        request = {k: v for k, v in completion.items() if k != "result"}
+        calls.append(
+            MCPCall(
+                tool_name=str(ref.get("name") or ref.get("uri") or ""),
+                args=request,
+                result=completion["result"],
+                method="completion/complete",
+            )
+        )
+    return [msgspec.structs.replace(call, upstream=upstream) for call in calls]
+
+
+def with_server_messages(universe: Universe, calls: list[Call]) -> Universe:
+    """Each recording with what the server sent while answering its call. `freeze_universe`
+    keeps every call of a sequence tool and the first of identical calls of the rest: the same
+    rule picks the call each recording came from."""
+    if not any(call.server_messages for call in calls):
+        return universe
+    modes = {tool.name: tool.mode for tool in universe.tools}
+    seen: set[tuple[str, Any]] = set()
+    kept: list[Call] = []
+    for call in calls:
+        args = flatten_wire_args(call.tool, call.args or {})
+        if modes.get(call.tool) != "sequence":
+            key = (call.tool, canonical_key(args))
+            if key in seen:
+                continue
+            seen.add(key)
+        kept.append(call)
+    recordings = [
+        msgspec.structs.replace(recording, server_messages=call.server_messages)
+        if call.server_messages
+        else recording
+        for recording, call in zip(universe.recordings, kept, strict=True)
+    ]
+    universe = msgspec.structs.replace(universe, recordings=recordings)
+    validate_universe(universe, file="<imported universe>")
+    return universe
+
+
 def plan_fixtures(
     envelope: Envelope, *, keep_suspect: bool = False, wire_only: bool = False
 ) -> FixturePlan:
@@ -107,6 +177,14 @@ def plan_fixtures(
     ]
     stateful = _sequence_tools(calls)
     served = [up for up in envelope.upstreams if up.kind != "builtin"]
+    # A client checks a tool's answers against its output schema: one recorded without
+    # `structuredContent` (a tracer kept only the text) would be refused, so the schema is not
+    # served for that tool.
+    unstructured = {
+        (c.upstream, c.tool)
+        for c in calls
+        if c.outcome == "ok" and c.result is not None and c.result.structured is msgspec.UNSET
+    }
     universes: dict[str, Universe] = {}
     for upstream in served:
         replayed = {c.tool for c in calls if c.upstream == upstream.id}
@@ -121,6 +199,14 @@ def plan_fixtures(
                 input_schema=held_schema(tool.input_schema),
                 description=tool.description or "",
                 mode="sequence" if (upstream.id, tool.name) in stateful else "stateless",
+                title=tool.title,
+                annotations=_held(tool.annotations),
+                output_schema=_held(tool.output_schema)
+                if (upstream.id, tool.name) not in unstructured
+                else None,
+                icons=_held(tool.icons),
+                execution=_held(tool.execution),
+                meta=_held(tool.meta),
             )
             for tool in upstream.tools
             if tool.name in replayed or tool.name not in unadvertised
@@ -143,7 +229,20 @@ def plan_fixtures(
                 "upstream": upstream.id,
             }
         }
-        universes[upstream.id] = freeze_universe(log, tools=tools, path=None, meta=meta)
+        surface = upstream.surface or Surface()
+        universe = freeze_universe(
+            [*log, *surface_calls(surface, upstream.id)],
+            tools=tools,
+            path=None,
+            meta=meta,
+            server=surface.server,
+            resources=surface.resources,
+            resource_templates=surface.resource_templates,
+            prompts=surface.prompts,
+        )
+        universes[upstream.id] = with_server_messages(
+            universe, [c for c in calls if c.upstream == upstream.id]
+        )
     if not universes:
         meta = {
             "imported_from": {"format": envelope.trace.source.format, "trace_id": envelope.trace.id}

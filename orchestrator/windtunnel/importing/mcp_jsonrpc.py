@@ -4,6 +4,15 @@ Each record is a JSON-RPC message, or a capture wrapper `{"ts", "conn", "dir", "
 proxy writes it (`conn` names the upstream, `ts` is an ISO 8601 time or Unix seconds). Requests and
 responses pair by (connection, direction, id). This is the wire view: the best source for
 fixtures. It holds no task and no final answer; pass `--task`.
+
+Besides tool calls it holds the whole surface (`jsonrpc_surface`): the server's identity, every
+tool field in list order, resources, prompts and completions. A message the server sent on its own
+(a notification, or a request to the client such as `sampling/createMessage`) belongs to the
+`tools/call` it was sent while answering (`server_messages`), by this rule, on its connection:
+a `notifications/progress` goes to the call in flight whose `_meta.progressToken` it names; any
+other message goes to the one `tools/call` in flight (sent, not yet answered) when exactly one is.
+A server request is kept with the client's answer (`response`). What no rule ties to one call is
+left out, with one warning that counts it.
 """
 
 from __future__ import annotations
@@ -12,9 +21,12 @@ from typing import Any
 
 import msgspec
 
+from ..canonical import nested_deeper_than
+from ..universe_surface import MAX_NESTING
 from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call, Identity
+from .jsonrpc_surface import SERVER_INFO_META, SURFACE_METHODS, SurfaceCollector
 from .normalize import iso_from_seconds, iso_from_text, parse_args, text_result, wire_result
 from .shape import as_list, as_obj, opt_str
 from .sniffing import first_record
@@ -22,7 +34,18 @@ from .sniffing import first_record
 __all__ = ["FORMAT", "looks_like", "read"]
 
 FORMAT = "mcp-jsonrpc"
-_SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+# What only a server sends: how a log without `dir` tells a server message from a client's.
+_SERVER_REQUESTS = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
+_SERVER_NOTIFICATIONS = frozenset(
+    {
+        "notifications/message",
+        "notifications/resources/updated",
+        "notifications/resources/list_changed",
+        "notifications/tools/list_changed",
+        "notifications/prompts/list_changed",
+        "notifications/elicitation/complete",
+    }
+)
 
 
 class _Message(msgspec.Struct):
@@ -95,7 +118,7 @@ def _server_info(result: dict[str, Any]) -> dict[str, Any] | None:
         return info
     meta = result.get("_meta")
     if isinstance(meta, dict):
-        info = meta.get(_SERVER_INFO_META)
+        info = meta.get(SERVER_INFO_META)
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             return info
     return None
@@ -113,6 +136,53 @@ def _upstream_for(builder: TraceBuilder, conn: str | None, info: dict[str, Any] 
     return builder.upstream("default")
 
 
+class _Pending(msgspec.Struct):
+    """A request waiting for its answer."""
+
+    method: str
+    params: Any
+    call: Call | None = None
+    messages: list[tuple[dict[str, Any], bool]] | None = None
+    """For a `tools/call`: what the server sent while answering it so far, each entry with
+    whether it is a request (kept only once the client's answer is in it)."""
+    asked: dict[str, Any] | None = None
+    """For a server request tied to a call: its `server_messages` entry, which gets the
+    client's `response`."""
+
+
+_PendingKey = tuple[str | None, str | None, bytes]
+
+
+def _from_server(message: _Message) -> bool:
+    if message.sender is not None:
+        return message.sender == "s2c"
+    method = message.msg.get("method")
+    return method in _SERVER_REQUESTS or method in _SERVER_NOTIFICATIONS
+
+
+def _progress_token(params: Any) -> Any:
+    meta = params.get("_meta") if isinstance(params, dict) else None
+    return meta.get("progressToken") if isinstance(meta, dict) else None
+
+
+def _attribute(
+    message: _Message, pending: dict[_PendingKey, _Pending]
+) -> list[tuple[dict[str, Any], bool]] | None:
+    """The `server_messages` of the call a server message belongs to (see the module's rule)."""
+    in_flight = [
+        p
+        for key, p in pending.items()
+        if key[0] == message.conn and p.call is not None and p.messages is not None
+    ]
+    params = message.msg.get("params")
+    if message.msg.get("method") == "notifications/progress" and isinstance(params, dict):
+        token = params.get("progressToken")
+        named = [p for p in in_flight if token is not None and _progress_token(p.params) == token]
+        if named:
+            return named[0].messages
+    return in_flight[0].messages if len(in_flight) == 1 else None
+
+
 def read(doc: Document, builder: TraceBuilder) -> None:
     messages = _messages(doc)
     stamps = [m.ts for m in messages if m.ts is not None]
@@ -127,16 +197,23 @@ def read(doc: Document, builder: TraceBuilder) -> None:
                 infos[message.conn] = info
     conns = [m.conn for m in messages]
     upstream_of = {conn: _upstream_for(builder, conn, infos.get(conn)) for conn in conns}
-    # Only requests a client sends are paired; the server's own requests have their own ids.
-    pending: dict[tuple[str | None, str | None, bytes], tuple[str, Call | None]] = {}
+    surface = SurfaceCollector(builder.warn)
+    unattributed: list[str] = []
+    # Requests pair with their answers by (connection, direction, id): each side numbers its own.
+    pending: dict[_PendingKey, _Pending] = {}
     for message in messages:
         msg = message.msg
         upstream = upstream_of[message.conn]
         method = msg.get("method")
+        if isinstance(method, str) and _from_server(message):
+            if not _server_message(builder, message, pending):
+                unattributed.append(message.line)
+            continue
         if isinstance(method, str):
             if "id" not in msg:
                 _notification(builder, message, pending)
                 continue
+            surface.request(upstream, msg.get("params"))
             key = message.request_key(msg["id"])
             call: Call | None = None
             if method == "tools/call":
@@ -153,11 +230,17 @@ def read(doc: Document, builder: TraceBuilder) -> None:
                     timing="exact" if message.ts else "none",
                     provenance={"line": message.line},
                 )
-            pending[key] = (method, call)
+            pending[key] = _Pending(
+                method, msg.get("params"), call, messages=[] if call is not None else None
+            )
             continue
         if "id" not in msg:
             doc.fail("a JSON-RPC message with neither method nor id", message.line)
         key = message.response_key(msg["id"])
+        if msg["id"] is None and "error" in msg:
+            # A handshake-era server refusing a 2026-07-28 client's `server/discover` may not
+            # tell the id back (`id: null`): that is the answer to the probe, not an orphan.
+            key = _refused_probe(message, pending) or key
         if key not in pending:
             builder.warn(
                 "orphan_response",
@@ -165,8 +248,86 @@ def read(doc: Document, builder: TraceBuilder) -> None:
                 "does not contain; ignored",
             )
             continue
-        method, call = pending.pop(key)
-        _response(doc, builder, message, method, call, upstream)
+        answered = pending.pop(key)
+        if answered.asked is not None:
+            answered.asked["response"] = {k: msg[k] for k in ("result", "error") if k in msg}
+            continue
+        if answered.call is not None and answered.messages:
+            answered.call.server_messages = _answered_messages(builder, message, answered.messages)
+        _response(doc, builder, message, answered.method, answered.call, upstream)
+        result = msg.get("result")
+        if answered.method in SURFACE_METHODS and isinstance(result, dict):
+            surface.answered(upstream, message.line, answered.method, answered.params, result)
+    surface.fill(builder.surface)
+    if unattributed:
+        builder.warn(
+            "server_messages_unattributed",
+            f"{len(unattributed)} server message(s) could not be tied to one tools/call (none "
+            f"or several in flight on their connection, first at {unattributed[0]}); left out "
+            "of the universe",
+        )
+
+
+def _refused_probe(message: _Message, pending: dict[_PendingKey, _Pending]) -> _PendingKey | None:
+    """The pending `server/discover` on the message's connection that an `id: null` error
+    answers, when there is one."""
+    for key, waiting in pending.items():
+        if key[0] == message.conn and waiting.method == "server/discover":
+            return key
+    return None
+
+
+def _server_message(
+    builder: TraceBuilder, message: _Message, pending: dict[_PendingKey, _Pending]
+) -> bool:
+    """Keep a notification or request the server sent in its call's `server_messages`; False
+    when no call takes it. A malformed one is left out with a warning naming its line."""
+    msg = message.msg
+    if "params" in msg and not isinstance(msg["params"], dict):
+        builder.warn(
+            "server_message_malformed",
+            f"{message.line}: the server's {msg['method']} has `params` that are not an object; "
+            "left out of the universe",
+        )
+        return True
+    messages = _attribute(message, pending)
+    if messages is None:
+        return False
+    entry: dict[str, Any] = {"method": msg["method"]}
+    if "params" in msg:
+        entry["params"] = msg["params"]
+    messages.append((entry, "id" in msg))
+    if "id" in msg:
+        key = message.request_key(msg["id"])
+        pending[key] = _Pending(msg["method"], msg.get("params"), asked=entry)
+    return True
+
+
+def _answered_messages(
+    builder: TraceBuilder, answer: _Message, messages: list[tuple[dict[str, Any], bool]]
+) -> list[dict[str, Any]] | None:
+    """A call's server messages, less the requests the client never answered (replay could not
+    compare a live answer with anything; a warning says so)."""
+    kept = []
+    for entry, is_request in messages:
+        if is_request and "response" not in entry:
+            continue
+        if nested_deeper_than(entry, MAX_NESTING):
+            builder.warn(
+                "surface_too_deep",
+                f"{answer.line}: the server's {entry['method']} sent while answering this call "
+                f"nests deeper than {MAX_NESTING} levels, which MCP clients cannot read; left out",
+            )
+            continue
+        kept.append(entry)
+    for entry, is_request in messages:
+        if is_request and "response" not in entry:
+            builder.warn(
+                "server_request_unanswered",
+                f"{answer.line}: the call was answered before the client answered the server's "
+                f"{entry['method']} request sent while answering it; that request is left out",
+            )
+    return kept or None
 
 
 def _id_text(value: Any) -> str:
@@ -174,9 +335,7 @@ def _id_text(value: Any) -> str:
 
 
 def _notification(
-    builder: TraceBuilder,
-    message: _Message,
-    pending: dict[tuple[str | None, str | None, bytes], tuple[str, Call | None]],
+    builder: TraceBuilder, message: _Message, pending: dict[_PendingKey, _Pending]
 ) -> None:
     if message.msg.get("method") != "notifications/cancelled":
         return
@@ -185,10 +344,10 @@ def _notification(
         return
     key = message.request_key(params["requestId"])
     entry = pending.pop(key, None)
-    if entry is not None and entry[1] is not None:
+    if entry is not None and entry.call is not None:
         reason = opt_str(params.get("reason")) or "the client cancelled the request"
-        builder.set_error(entry[1], "cancelled", reason)
-        entry[1].ended_at = message.ts
+        builder.set_error(entry.call, "cancelled", reason)
+        entry.call.ended_at = message.ts
 
 
 def _response(
@@ -228,6 +387,7 @@ def _response(
                 description=tool.get("description"),
                 output_schema=tool.get("outputSchema"),
                 annotations=tool.get("annotations"),
+                listed=tool,
             )
         return
     if call is None:

@@ -59,6 +59,7 @@ from .otlp_messages import (
     tool_definitions,
 )
 from .otlp_spans import CLIENT, ERROR, SERVER, Span, read_spans
+from .otlp_surface import read_surface
 from .scrubbing import scrubbed_paths, unscrub_schema
 from .shape import opt_str
 
@@ -272,6 +273,7 @@ def _listed(builder: TraceBuilder, spans: list[Span]) -> str | None:
             description=tool.get("description"),
             output_schema=tool.get("outputSchema"),
             annotations=tool.get("annotations"),
+            listed=tool,
         )
     return server
 
@@ -298,7 +300,8 @@ def read(doc: Document, builder: TraceBuilder) -> None:
     groups = _group([s for s in spans if is_tool_span(s)], by_id)
     if not groups:
         calls_from_messages(builder, spans, definitions)
-        if not builder.calls:
+        # A trace of resources, prompts or completions alone is still a world to replay.
+        if not read_surface(builder, spans) and not builder.calls:
             raise _nothing_found(doc, spans)
         return
     named: list[_Group] = []
@@ -318,6 +321,7 @@ def read(doc: Document, builder: TraceBuilder) -> None:
     upstreams = _upstreams(builder, named, names, listed_server)
     for group, name, upstream in zip(named, names, upstreams, strict=True):
         _call(builder, group.spans, name, upstream, definitions.get(name))
+    read_surface(builder, spans)
 
 
 def _args(group: list[Span]) -> tuple[Any, Span | None]:

@@ -124,6 +124,7 @@ def render_review_note(envelope: Envelope, plan: FixturePlan, *, files: list[str
             f"- {_code(stateful)} answered the same arguments differently: recorded in "
             "sequence mode"
         )
+    lines += ["", "## Surface", "", *_surface(envelope)]
     lines += ["", "## Needs a human", ""]
     todo = _todo(envelope)
     lines += [f"- [ ] {item}" for item in todo]
@@ -131,6 +132,56 @@ def render_review_note(envelope: Envelope, plan: FixturePlan, *, files: list[str
     lines += [f"- {_code(name)}" for name in [*files, REVIEW_FILE]]
     lines.append("")
     return "\n".join(lines)
+
+
+def _surface(envelope: Envelope) -> list[str]:
+    """What the trace showed of each upstream besides its tool calls (issue 25), as the universe
+    now holds it; said plainly when it showed nothing, so an empty section is never a surprise."""
+    lines: list[str] = []
+    for upstream in envelope.upstreams:
+        surface = upstream.surface
+        found: list[str] = []
+        if surface is not None and surface.server:
+            server = surface.server
+            info = server.get("info")
+            if isinstance(info, dict):
+                found.append(
+                    f"server {_code(str(info.get('name')))} {_code(str(info.get('version')))}"
+                )
+            if server.get("protocol_version"):
+                found.append(f"protocol {_code(str(server['protocol_version']))}")
+            if server.get("instructions"):
+                found.append(f"instructions ({len(str(server['instructions']))} characters)")
+            if isinstance(server.get("capabilities"), dict):
+                names = ", ".join(sorted(server["capabilities"])) or "none"
+                found.append(f"capabilities ({_code(names)})")
+        if surface is not None:
+            for count, what in (
+                (len(surface.resources), "resource(s)"),
+                (len(surface.resource_templates), "resource template(s)"),
+                (len(surface.resource_reads), "resource read(s)"),
+                (len(surface.prompts), "prompt(s)"),
+                (len(surface.prompt_gets), "prompt get(s)"),
+                (len(surface.completions), "completion(s)"),
+            ):
+                if count:
+                    found.append(f"{count} {what}")
+        rich = [
+            tool.name
+            for tool in upstream.tools
+            if (tool.title, tool.annotations, tool.output_schema, tool.icons, tool.execution)
+            != (None,) * 5
+            or tool.meta is not None
+        ]
+        if rich:
+            found.append(f"{len(rich)} tool(s) with title, annotations or other listed fields")
+        own = [call for call in envelope.calls if call.upstream == upstream.id]
+        messages = sum(len(call.server_messages or []) for call in own)
+        if messages:
+            found.append(f"{messages} server message(s) sent during calls")
+        summary = "; ".join(found) if found else "nothing beyond its tool calls"
+        lines.append(f"- upstream {_code(upstream.id)}: {summary}")
+    return lines or ["- no upstream"]
 
 
 def _todo(envelope: Envelope) -> list[str]:

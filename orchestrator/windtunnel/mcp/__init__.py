@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from ._sdk_server import ToolSpec
-from ._surface_server import ServedSurface
+from ._shapes import ServedSurface, ToolSpec
 from .handle import ServerHandle
 from .mock import MockMCPServer
 from .recorded import RecordedMCPHandle, RecordedMCPServer

@@ -143,12 +143,14 @@ class FastPath:
             remember(self._accepted, key, verdict)
         return verdict
 
-    async def reply(self, call: PlainCall, version: str) -> Reply:
-        """Answer `call` at `version`: the JSON-RPC response the SDK would write for it."""
+    async def reply(self, call: PlainCall, version: str, traceparent: str | None = None) -> Reply:
+        """Answer `call` at `version`: the JSON-RPC response the SDK would write for it
+        (`traceparent`: the HTTP request's header, for an OpenTelemetry export)."""
         try:
             if trace_context.capturing:
-                with trace_context.carried_by(call.params.get("_meta")):
+                with trace_context.carried_by(call.params.get("_meta"), traceparent):
                     answered = await answer_call(self._answer, call.name, call.args)
+                    trace_context.note(answered)
             else:
                 answered = await answer_call(self._answer, call.name, call.args)
         except Exception as exc:
@@ -158,7 +160,12 @@ class FastPath:
     def reply_now(self, call: PlainCall, version: str, answer: SyncAnswer) -> Reply:
         """`reply` with a `SyncAnswer`, without Trio (from the stdio reader thread)."""
         try:
-            answered = answer_call_now(answer, call.name, call.args)
+            if trace_context.capturing:
+                with trace_context.carried_by(call.params.get("_meta")):
+                    answered = answer_call_now(answer, call.name, call.args)
+                    trace_context.note(answered)
+            else:
+                answered = answer_call_now(answer, call.name, call.args)
         except Exception as exc:
             return self._error_reply(call, exc, version)
         return self._reply(call, answered, version)

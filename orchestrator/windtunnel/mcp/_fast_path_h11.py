@@ -91,11 +91,15 @@ class HTTPFastPathRules(Protocol):
 
 
 class FastH11Protocol(H11Protocol):
-    """hypercorn's `H11Protocol`, answering `fast_path` requests with no h11, stream or app task."""
+    """hypercorn's `H11Protocol`, answering `fast_path` requests with no h11, stream or app task.
+
+    Every HTTP/1.1 connection of our worker speaks it, with rules or without (`fast_path` None:
+    `wt serve --no-fast-path`, `wt record`'s front), so the body deadline and the RFC 9112 rules
+    of `_handle_events` hold on every listener."""
 
     def __init__(
         self,
-        fast_path: HTTPFastPathRules,
+        fast_path: HTTPFastPathRules | None,
         trusted: TrustedHosts | None,
         app: AppWrapper,
         config: HypercornConfig,
@@ -112,13 +116,16 @@ class FastH11Protocol(H11Protocol):
         )
         self._fast_path = fast_path
         self._trusted = trusted
-        self._request_line = b"POST %s HTTP/1.1" % fast_path.target
+        self._request_line = b"" if fast_path is None else b"POST %s HTTP/1.1" % fast_path.target
         self._held = bytearray()
         """Bytes read as a plain request that h11 has not seen: a head, a body in the making."""
         self._awaiting_body: tuple[Head, str] | None = None
         """The head at the front of `_held` and its version, read once, while its body comes."""
 
     async def handle(self, event: Event) -> None:
+        if self._fast_path is None:
+            await super().handle(event)
+            return
         if isinstance(event, RawData) and (self._held or self._between_requests()):
             if event.data:
                 self._held += event.data
@@ -160,6 +167,8 @@ class FastH11Protocol(H11Protocol):
         for now (all answered, the rest still to come, or the connection closing), False when
         the first one left is not ours."""
         held = self._held
+        rules = self._fast_path
+        assert rules is not None  # nothing is held without rules (`handle`, `_maybe_recycle`)
         while held:
             if self._awaiting_body is not None:
                 head, version = self._awaiting_body
@@ -175,11 +184,11 @@ class FastH11Protocol(H11Protocol):
                     trusted is not None
                     and trusted.refusal(headers.get("host"), headers.get("origin")) is not None
                 ):
-                    # The app answers 421 or 403 (`_http.TrustedHostsOnly`), asking the same
+                    # The app answers 421 or 403 (`_http_serving.TrustedHostsOnly`), asking the same
                     # check: the head reader left no header sent twice, so it judges alike.
                     return False
-                head, plain_version = read, self._fast_path.version(headers)
-                if plain_version is None or head.content_length > self._fast_path.body_limit:
+                head, plain_version = read, rules.version(headers)
+                if plain_version is None or head.content_length > rules.body_limit:
                     return False
                 version = plain_version
                 await self.send(_BUSY)  # as hypercorn marks a request it has a head of
@@ -190,9 +199,7 @@ class FastH11Protocol(H11Protocol):
                 return True
             self._awaiting_body = None
             try:
-                answer = await self._fast_path.answer(
-                    version, head.headers, bytes(held[head.size : end])
-                )
+                answer = await rules.answer(version, head.headers, bytes(held[head.size : end]))
             except Exception:
                 # As hypercorn treats an app that crashes before responding: log it, answer
                 # 500 and close this connection; the server and its other connections go on.
@@ -281,6 +288,8 @@ class FastH11Protocol(H11Protocol):
 
     async def _maybe_recycle(self) -> None:
         await super()._maybe_recycle()
+        if self._fast_path is None:
+            return
         # Requests pipelined behind one h11 handled wait in its buffer; once it is between
         # requests again, they are ours to read first (h11 starts afresh, as after a recycle).
         connection = self.connection

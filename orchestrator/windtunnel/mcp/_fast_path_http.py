@@ -11,7 +11,7 @@ a call. Anything else (other methods, unknown tools, odd headers, bad JSON, bodi
 2026-07-28 requests with `Mcp-Param-*` headers, HTTP/2, HTTP/1.1 of another shape) goes to the
 SDK untouched, so errors and edge cases keep the SDK's exact behaviour. A foreign Host or Origin
 never gets this far: the HTTP layer refuses it on every path (`trusted_hosts`,
-`_http.TrustedHostsOnly`).
+`_http_serving.TrustedHostsOnly`).
 """
 
 from __future__ import annotations
@@ -82,7 +82,7 @@ class HTTPFastPath:
         call = _parse(self.calls, body, version, headers)
         if call is None:
             return None
-        reply = await self.calls.reply(call, version)
+        reply = await self.calls.reply(call, version, headers.get("traceparent"))
         length = b"%d" % len(reply.body)
         if version != MODERN_VERSION:  # the SDK's `_create_json_response`
             return PlainResponse(

@@ -1,74 +1,24 @@
-"""Streamable HTTP: an SDK server served by hypercorn's protocol code on our Trio worker
-(`_http_worker`), DESIGN §5."""
+"""Streamable HTTP: an SDK server, the engine that answers `wt serve`'s requests, served by the
+one HTTP serving layer (`_http_serving`: listeners, the Host/Origin check, the body limit, the
+graceful stop), DESIGN §5."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection
-from dataclasses import dataclass
+from collections.abc import Collection
 from typing import Any
 
 import trio
 from mcp.server import Server
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.applications import Starlette
-from starlette.responses import Response
 
-from ..trusted_hosts import NO_EXTRA_NAMES, AllowedNames, TrustedHosts
-from . import _http_worker
+from ..trusted_hosts import NO_EXTRA_NAMES, AllowedNames
 from ._fast_path_http import HTTPFastPath
+from ._http_serving import MAX_REQUEST_BODY, HTTPServing, bind_sockets, serve_asgi
 from ._http_sessions import SessionRouter
-from ._hypercorn_internals import ASGIWrapper, HypercornConfig, Sockets
+from ._hypercorn_internals import Sockets
 
-__all__ = ["MAX_REQUEST_BODY", "HTTPServing", "bind_sockets", "serve_http"]
-
-MAX_REQUEST_BODY = 4 * 1024 * 1024
-GRACEFUL_TIMEOUT_S = 0.5
-
-ASGIApp = Callable[
-    [dict[str, Any], Callable[[], Awaitable[Any]], Callable[[Any], Awaitable[None]]],
-    Awaitable[None],
-]
-
-
-def _bind(host: str, port: int) -> str:
-    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
-
-
-@dataclass
-class HTTPServing:
-    """A running HTTP server: its URL and the handles that stop it."""
-
-    url: str
-    shutdown: trio.Event
-    cancel_scope: trio.CancelScope
-    finished: trio.Event
-
-    async def stop(self, *, grace_s: float = 2.0) -> None:
-        """Graceful shutdown, then a hard cancel if it takes longer than `grace_s`."""
-        self.shutdown.set()
-        with trio.move_on_after(grace_s):
-            await self.finished.wait()
-            return
-        self.cancel_scope.cancel()
-        await self.finished.wait()
-
-
-def _config(host: str, port: int) -> HypercornConfig:
-    config = _http_worker.Config()
-    config.bind = [_bind(host, port)]
-    config.accesslog = None
-    config.errorlog = None
-    config.graceful_timeout = GRACEFUL_TIMEOUT_S
-    return config
-
-
-def bind_sockets(host: str, port: int) -> Sockets:
-    """Bind and listen now, so a taken port is a plain `OSError` for the caller."""
-    config = _config(host, port)
-    sockets = config.create_sockets()
-    for sock in sockets.insecure_sockets:
-        sock.listen(config.backlog)
-    return sockets
+__all__ = ["serve_http"]
 
 
 async def serve_http(
@@ -98,7 +48,7 @@ async def serve_http(
 
     Every request, on every path and protocol, must carry a `Host` and `Origin` that
     `TrustedHosts` allows for the bound address and port, or that `allowed` adds (else 421 or
-    403, the SDK's answers); the SDK limits request bodies to 4 MiB (HTTP 413). With `fast_path`
+    403, the SDK's answers); bodies over 4 MiB get 413 (`_http_serving`). With `fast_path`
     (whose path must be `path`), HTTP/1.1 connections answer its plain `tools/call`s inside the
     protocol, without the SDK (`_fast_path_h11`).
     """
@@ -111,35 +61,15 @@ async def serve_http(
         raise ValueError(f"plain calls at {fast_path.path!r} on a server at {path!r}")
     if sockets is None:
         sockets = bind_sockets(host, port)
-    trusted = TrustedHosts(
-        host, (sock.getsockname()[1] for sock in sockets.insecure_sockets), allowed
+    await serve_asgi(
+        app,
+        host=host,
+        sockets=sockets,
+        path=path,
+        allowed=allowed,
+        fast_path=fast_path,
+        task_status=task_status,
     )
-    served: Any = TrustedHostsOnly(app, trusted)  # hypercorn types scopes narrower than ASGI dicts
-    config = _config(host, port)
-    shutdown = trio.Event()
-    finished = trio.Event()
-    scope = trio.CancelScope()
-
-    async def run(task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED) -> None:
-        await _http_worker.serve(
-            ASGIWrapper(served),
-            config,
-            sockets=sockets,
-            shutdown_trigger=shutdown.wait,
-            fast_path=fast_path,
-            trusted=trusted,
-            task_status=task_status,
-        )
-
-    try:
-        with scope:
-            async with trio.open_nursery() as nursery:
-                binds: list[str] = await nursery.start(run)
-                task_status.started(HTTPServing(binds[0] + path, shutdown, scope, finished))
-    finally:
-        for sock in sockets.insecure_sockets:
-            sock.close()  # hypercorn closes its listeners; this covers a cancel before it started
-        finished.set()
 
 
 def _sdk_app(server: Server[Any], path: str, *, sessions: bool) -> Starlette:
@@ -154,30 +84,3 @@ def _sdk_app(server: Server[Any], path: str, *, sessions: bool) -> Starlette:
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         max_request_body_size=MAX_REQUEST_BODY,
     )
-
-
-class TrustedHostsOnly:
-    """ASGI middleware: refuse a request whose `Host` (421) or `Origin` (403) `trusted` does not
-    allow, with the SDK's own answers, before anything else sees it (HTTP/2 included)."""
-
-    def __init__(self, app: ASGIApp, trusted: TrustedHosts) -> None:
-        self.app = app
-        self.trusted = trusted
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        refusal = self.trusted.judge_headers(scope["headers"])
-        if refusal is None:
-            await self.app(scope, receive, send)
-            return
-        # Read the body first (up to the size limit, kept nowhere): hypercorn's HTTP/2 protocol
-        # fails on DATA frames for a stream that was answered before its body came.
-        size = 0
-        while size <= MAX_REQUEST_BODY:
-            message = await receive()
-            if message["type"] != "http.request" or not message.get("more_body", False):
-                break
-            size += len(message.get("body", b""))
-        await Response(refusal.text, status_code=refusal.status)(scope, receive, send)

@@ -41,6 +41,7 @@ from typing import Any
 import trio
 
 from ..trusted_hosts import TrustedHosts
+from ._connection import CONNECTION, SocketConnection
 from ._fast_path_h11 import BodyComplete, FastH11Protocol, HTTPFastPathRules
 from ._hypercorn_internals import (
     MAX_RECV,
@@ -128,7 +129,7 @@ async def serve(
         for sock in sockets.insecure_sockets:
             listeners.append(trio.SocketListener(trio.socket.from_stdlib_socket(sock)))
             binds.append(f"http://{repr_socket_addr(sock.family, sock.getsockname())}")
-        in_protocol = None if fast_path is None else (fast_path, trusted)
+        in_protocol = (fast_path, trusted)
         handler = partial(
             _Connection, app, config, context, ConnectionState(lifespan_state.copy()), in_protocol
         )
@@ -162,7 +163,7 @@ class _Connection(TCPServer):
         config: HypercornConfig,
         context: WorkerContext,
         state: ConnectionState,
-        fast_path: tuple[HTTPFastPathRules, TrustedHosts | None] | None,
+        fast_path: tuple[HTTPFastPathRules | None, TrustedHosts | None],
         stream: trio.SocketStream,
     ) -> None:
         super().__init__(app, config, context, state, stream)  # type: ignore[arg-type]
@@ -176,6 +177,9 @@ class _Connection(TCPServer):
 
     async def run(self) -> None:
         stream: trio.SocketStream = self.stream  # type: ignore[assignment]
+        # What an injected fault (`_faulted`) needs of this connection; its requests inherit it.
+        connection = SocketConnection(stream.socket)
+        CONNECTION.set(connection)
         try:
             client = parse_socket_addr(stream.socket.family, stream.socket.getpeername())
             server = parse_socket_addr(stream.socket.family, stream.socket.getsockname())
@@ -192,8 +196,7 @@ class _Connection(TCPServer):
                     self.protocol_send,
                     "http/1.1",
                 )
-                if self._fast_path is not None:
-                    self.protocol.protocol = _fast_protocol(self.protocol, *self._fast_path)
+                self.protocol.protocol = _fast_protocol(self.protocol, *self._fast_path)
                 await self.protocol.initiate()
                 self._set_idle(True)
                 task_group.spawn(self._close_when_idle)
@@ -202,6 +205,7 @@ class _Connection(TCPServer):
                 finally:
                     self._reading = False
                     self._idle_scope.cancel()
+                    connection.closed()
         except OSError:
             pass
         finally:
@@ -352,10 +356,10 @@ class _Connection(TCPServer):
 
 
 def _fast_protocol(
-    wrapper: ProtocolWrapper, fast_path: HTTPFastPathRules, trusted: TrustedHosts | None
+    wrapper: ProtocolWrapper, fast_path: HTTPFastPathRules | None, trusted: TrustedHosts | None
 ) -> FastH11Protocol:
-    """The HTTP/1.1 protocol `wrapper` starts with, answering `fast_path` itself (an upgrade to
-    HTTP/2 still replaces it with hypercorn's `H2Protocol`)."""
+    """The HTTP/1.1 protocol `wrapper` starts with, answering `fast_path` itself if given (an
+    upgrade to HTTP/2 still replaces it with hypercorn's `H2Protocol`)."""
     return FastH11Protocol(
         fast_path,
         trusted,

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -28,10 +26,21 @@ from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, METHOD_NOT_FOUND
 from .. import trace_context
 from ..calls import MCPCall, is_tool_result
 from ..errors import ServerError
-from ..replay import ClientExchange
+from ..replay import InputRequired
+from ._request_spans import request_middleware
 from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP, session_state
 from ._server_messages import exchange_messages
-from ._surface_server import Request, ServedSurface, identity_kwargs, install_surface
+from ._shapes import (
+    Answer,
+    Exchange,
+    ExchangingAnswer,
+    Request,
+    ServedSurface,
+    SessionState,
+    SyncAnswer,
+    ToolSpec,
+)
+from ._surface_server import identity_kwargs, install_surface
 
 __all__ = [
     "Answer",
@@ -46,56 +55,9 @@ __all__ = [
     "to_call_tool_result",
 ]
 
-Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
-"""Resolve one call and record it; the returned `MCPCall` says what to send."""
-
-Exchange = Callable[[Sequence[dict[str, Any]]], Awaitable[ClientExchange]]
-"""Send a recording's server messages on the live request; say how it went."""
-
-SessionState = dict[str, Any]
-"""One MCP session's own state, kept by the SDK for as long as the session lives (a Streamable
-HTTP session's connection state); what a server keeps there (a sequence position) ends with it."""
-
-ExchangingAnswer = Callable[
-    [str, dict[str, Any], Exchange, SessionState | None], Awaitable[MCPCall]
-]
-"""`Answer` for a transport that can exchange server messages with the client (stdio, HTTP
-sessions), with the state of the call's MCP session (None where the protocol has none)."""
-
-
-@dataclass(frozen=True)
-class SyncAnswer:
-    """A server's answers without Trio, for a transport that answers outside it (the stdio
-    reader thread): `answer` resolves and records a call, callable from any thread; `written`
-    runs once the answer is on the wire and tells the listeners, off the critical path."""
-
-    answer: Callable[[str, dict[str, Any]], MCPCall]
-    written: Callable[[], None]
-
-
 # The SDK logs client mistakes (bad Host headers, malformed bodies) and handler tracebacks through
 # stdlib logging; the CLI decides where they go.
 logging.getLogger("mcp").addHandler(logging.NullHandler())
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    """What `tools/list` offers for one tool. `listing`, when given, is the whole entry as
-    listed (a universe tool's `listed()`: title, annotations, output schema, ... as recorded)."""
-
-    name: str
-    input_schema: dict[str, Any] = field(default_factory=lambda: {"type": "object"})
-    description: str = ""
-    listing: dict[str, Any] | None = None
-
-    def listed(self) -> dict[str, Any]:
-        if self.listing is not None:
-            return self.listing
-        tool: dict[str, Any] = {"name": self.name}
-        if self.description:
-            tool["description"] = self.description
-        tool["inputSchema"] = self.input_schema
-        return tool
 
 
 def _text(value: Any) -> dict[str, Any]:
@@ -128,7 +90,7 @@ async def answer_call(answer: Answer, name: str, args: dict[str, Any]) -> MCPCal
     answering failed (never a traceback on the wire, and one tool cannot break the server)."""
     try:
         call = await answer(name, args)
-    except MCPError:
+    except (MCPError, InputRequired):
         raise
     except Exception as exc:
         raise _failed(name, exc) from exc
@@ -185,6 +147,14 @@ def build_sdk_server(
 
     async def on_call_tool(
         ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        try:
+            return await answer_tool_call(ctx, params)
+        except InputRequired as asked:  # 2026-07-28: the client is asked first (_input_rounds)
+            return types.InputRequiredResult.model_validate(asked.result, by_name=False)
+
+    async def answer_tool_call(
+        ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         answering = answer
         if exchanging is not None:
@@ -194,8 +164,9 @@ def build_sdk_server(
             session = session_state(ctx)
             answering = partial(_exchanging_answer, exchanging, exchange, session)
         if trace_context.capturing:
-            with trace_context.carried_by(params.meta):
+            with trace_context.carried_by(params.meta, trace_context.header_of(ctx.request)):
                 call = await answer_call(answering, params.name, dict(params.arguments or {}))
+                trace_context.note(call)
         else:
             call = await answer_call(answering, params.name, dict(params.arguments or {}))
         return to_call_tool_result(call)
@@ -209,8 +180,9 @@ def build_sdk_server(
     server: Server[Any] = Server(
         **identity, on_list_tools=on_list_tools, on_call_tool=on_call_tool, **lookup
     )
-    # The default middleware is OpenTelemetry's; replay servers do not export spans.
-    server.middleware = []
+    # The default middleware is OpenTelemetry's; replay servers export their own spans, only
+    # while an export is open (`_request_spans`, for the requests that leave no call record).
+    server.middleware = request_middleware(name)
     if surface is not None:
         install_surface(server, surface, request or _no_requests)
     return server

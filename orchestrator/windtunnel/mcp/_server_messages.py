@@ -11,8 +11,13 @@ in order, before the answer, through the SDK session of the live request:
   are issued to the live client, and its answer is compared with the recorded one (both read
   through the SDK's model of that result; errors compare by code). The first that differs ends
   the exchange: the replay engine answers the call as a divergence (`client_answer_differs`,
-  with what was asked and both answers) by the tool's miss policy. Where the connection cannot
-  carry a request to the client (the 2026-07-28 era), it is not sent and is counted unsent.
+  with what was asked and both answers) by the tool's miss policy.
+
+A 2026-07-28 client is asked in `input_required` rounds instead (`_input_rounds`): the call is
+answered `input_required` until the client has retried it with an answer to every round, then
+answered as above; an answer that differs from the recorded one ends the exchange the same way.
+Where the connection can carry no request at all (a handshake-era request outside a session),
+the requests are not sent and are counted unsent.
 
 Only a transport that can carry messages during a request does this: stdio, and Streamable HTTP
 with sessions (`_http.serve_http(sessions=True)`: each call is answered on its own SSE stream,
@@ -33,9 +38,11 @@ import structlog
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import is_version_at_least
 
 from ..canonical import canonical_key
-from ..replay import ClientExchange
+from ..replay import ClientExchange, InputRequired
+from ._input_rounds import Round, StateError, open_state, plan, seal_state
 
 __all__ = ["exchange_messages"]
 
@@ -47,6 +54,7 @@ _RESULTS: dict[str, type[pydantic.BaseModel]] = {
     "roots/list": types.ListRootsResult,
     "ping": types.EmptyResult,
 }
+_INPUT_REQUIRED_SINCE = "2026-07-28"
 
 
 async def exchange_messages(
@@ -54,6 +62,8 @@ async def exchange_messages(
 ) -> ClientExchange:
     """Send `messages` on the request `ctx` answers, in order; say what went unsent and where
     the live client answered otherwise than the recorded one."""
+    if not ctx.session.can_send_request and _asks_in_rounds(ctx):
+        return await _exchange_in_rounds(ctx, messages)
     unsent = 0
     for message in messages:
         if "response" not in message:
@@ -66,6 +76,65 @@ async def exchange_messages(
         if differs is not None:
             return ClientExchange(unsent=unsent, differs=differs)
     return ClientExchange(unsent=unsent)
+
+
+def _asks_in_rounds(ctx: ServerRequestContext[Any]) -> bool:
+    version = ctx.session.protocol_version
+    return bool(version) and is_version_at_least(version, _INPUT_REQUIRED_SINCE)
+
+
+async def _exchange_in_rounds(
+    ctx: ServerRequestContext[Any], messages: Sequence[dict[str, Any]]
+) -> ClientExchange:
+    """One request of a 2026-07-28 exchange: check the client's answers to the round its state
+    says it answered, then send the notifications up to the next round and ask it (raising
+    `InputRequired`), or, after the last round, those left, for the call to be answered."""
+    rounds = plan(messages)
+    params = ctx.params or {}
+    tool, arguments = params.get("name"), params.get("arguments")
+    done = 0
+    if params.get("requestState") is not None:
+        try:
+            done = open_state(params["requestState"], tool, arguments, messages)
+        except StateError as exc:
+            logger.warning("request_state_refused", reason=str(exc))
+            done = len(rounds.rounds) + 1
+        if done > len(rounds.rounds):
+            raise MCPError(code=types.INVALID_PARAMS, message="invalid requestState")
+        differs = _answered(rounds.rounds[done - 1], params.get("inputResponses"))
+        if differs is not None:
+            return ClientExchange(unsent=rounds.unsendable, differs=differs)
+    if done < len(rounds.rounds):
+        asking = rounds.rounds[done]
+        for note in asking.before:
+            await _notify(ctx, note)
+        raise InputRequired(
+            {
+                "resultType": "input_required",
+                "inputRequests": {
+                    key: {"method": message["method"], "params": message.get("params") or {}}
+                    for key, message in asking.requests
+                },
+                "requestState": seal_state(tool, arguments, messages, done + 1),
+            }
+        )
+    for note in rounds.after:
+        await _notify(ctx, note)
+    return ClientExchange(unsent=rounds.unsendable)
+
+
+def _answered(asked: Round, responses: Any) -> dict[str, Any] | None:
+    """The evidence for the first request of `asked` the client answered otherwise than when
+    recorded (an answer left out included), or None."""
+    responses = responses if isinstance(responses, dict) else {}
+    for key, message in asked.requests:
+        question = {"method": message["method"], "params": message.get("params") or {}}
+        if key not in responses:
+            return {"asked": question, "answered_then": message["response"], "answered_now": None}
+        now = {"result": responses[key]}
+        if not _same(message["response"], now, _RESULTS[message["method"]]):
+            return {"asked": question, "answered_then": message["response"], "answered_now": now}
+    return None
 
 
 async def _notify(ctx: ServerRequestContext[Any], message: dict[str, Any]) -> None:

@@ -12,7 +12,8 @@ holds (issue 25, docs/serving.md "The recorded surface"):
 - `resources/read`, `prompts/get` and `completion/complete` are answered by `request` (a replay
   or a mock): a divergent answer is the JSON-RPC error the spec prescribes: `resources/read`
   -32002 "Resource not found" (-32602 from 2026-07-28, which retired -32002), `prompts/get`
-  -32602, `completion/complete` -32602 (an empty completion would pass for a real answer);
+  -32602, `completion/complete` -32602 (an empty completion would pass for a real answer),
+  unless the universe's miss policy for the method answered an empty result instead;
 - `logging/setLevel` and `resources/subscribe` / `unsubscribe` are acknowledged when the
   recorded capabilities declare logging / resource subscriptions.
 
@@ -24,8 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any, TypeVar
 
 import mcp_types as types
@@ -34,11 +34,13 @@ from mcp.server import Server, ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS
 
+from .. import trace_context
 from ..calls import MCPCall
 from ..errors import ServerError
 from ..surface_matching import completion_target
 from ..universe import ServerSurface
 from ._sdk_internals import MODERN_PROTOCOL_VERSIONS
+from ._shapes import Request, ServedSurface
 
 __all__ = [
     "RESOURCE_NOT_FOUND",
@@ -52,40 +54,6 @@ _Result = TypeVar("_Result", bound=pydantic.BaseModel)
 
 RESOURCE_NOT_FOUND = -32002
 """`resources/read` of an unknown resource, up to protocol 2025-11-25."""
-
-Request = Callable[[str, str, dict[str, Any]], Awaitable[MCPCall]]
-"""Answer and record one request other than `tools/call`: (method, target, args), as `MCPCall`
-logs it."""
-
-
-@dataclass(frozen=True)
-class ServedSurface:
-    """What a server shows besides its tools. `server` is the recorded identity (None: Wind
-    Tunnel's own); `requests` the methods `request` answers (`resources/read`, `prompts/get`,
-    `completion/complete`)."""
-
-    server: ServerSurface | None = None
-    resources: list[dict[str, Any]] = field(default_factory=list)
-    resource_templates: list[dict[str, Any]] = field(default_factory=list)
-    prompts: list[dict[str, Any]] = field(default_factory=list)
-    requests: frozenset[str] = frozenset()
-
-    def capabilities(self) -> Mapping[str, Any]:
-        server = self.server
-        return server.capabilities or {} if server is not None else {}
-
-    def serves_resources(self) -> bool:
-        return bool(
-            "resources" in self.capabilities()
-            or self.resources
-            or self.resource_templates
-            or "resources/read" in self.requests
-        )
-
-    def serves_prompts(self) -> bool:
-        return bool(
-            "prompts" in self.capabilities() or self.prompts or "prompts/get" in self.requests
-        )
 
 
 def identity_kwargs(server: ServerSurface | None) -> dict[str, Any]:
@@ -141,6 +109,12 @@ def _raw(ctx: ServerRequestContext[Any]) -> Mapping[str, Any]:
     return params if params is not None else {}
 
 
+def _refused(call: MCPCall) -> bool:
+    """A divergent request answered with its method's JSON-RPC error (policy `fail_call`); one
+    a miss policy answered otherwise (`empty`) is sent as that answer."""
+    return call.divergence is not None and call.is_error
+
+
 def _answered(model: type[_Result], call: MCPCall) -> _Result:
     """The answer of a request that did not diverge; a mock's failing function, or an answer
     that is not the method's result, is an internal error (never a traceback on the wire)."""
@@ -175,8 +149,8 @@ def _install_resources(server: Server[Any], surface: ServedSurface, request: Req
         ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
         uri = str(_raw(ctx).get("uri", params.uri))
-        call = await request("resources/read", uri, {})
-        if call.divergence is not None:
+        call = await _answer(ctx, request, "resources/read", uri, {})
+        if _refused(call):
             modern = ctx.protocol_version in MODERN_PROTOCOL_VERSIONS
             raise MCPError(
                 code=INVALID_PARAMS if modern else RESOURCE_NOT_FOUND,
@@ -200,6 +174,20 @@ def _install_resources(server: Server[Any], surface: ServedSurface, request: Req
         )
 
 
+async def _answer(
+    ctx: ServerRequestContext[Any], request: Request, method: str, target: str, args: dict[str, Any]
+) -> MCPCall:
+    """`request`'s answer, with the request's trace context noted for an OpenTelemetry export
+    (`trace_context`: `_meta.traceparent`, else the HTTP header)."""
+    if not trace_context.capturing:
+        return await request(method, target, args)
+    header = trace_context.header_of(ctx.request)
+    with trace_context.carried_by(_raw(ctx).get("_meta"), header):
+        call = await request(method, target, args)
+        trace_context.note(call)
+    return call
+
+
 def _install_prompts(server: Server[Any], surface: ServedSurface, request: Request) -> None:
     listed = types.ListPromptsResult(prompts=_models(types.Prompt, surface.prompts, "prompt"))
 
@@ -210,8 +198,8 @@ def _install_prompts(server: Server[Any], surface: ServedSurface, request: Reque
         ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         arguments = _raw(ctx).get("arguments")
-        call = await request("prompts/get", params.name, dict(arguments or {}))
-        if call.divergence is not None:
+        call = await _answer(ctx, request, "prompts/get", params.name, dict(arguments or {}))
+        if _refused(call):
             raise MCPError(
                 code=INVALID_PARAMS,
                 message=f"No recorded prompt {params.name!r} with these arguments",
@@ -230,8 +218,8 @@ def _install_completions(server: Server[Any], request: Request) -> None:
         args = {key: raw[key] for key in ("ref", "argument", "context") if key in raw}
         ref = args.get("ref")
         target = completion_target(ref) if isinstance(ref, dict) else ""
-        call = await request("completion/complete", target, args)
-        if call.divergence is not None:
+        call = await _answer(ctx, request, "completion/complete", target, args)
+        if _refused(call):
             raise MCPError(code=INVALID_PARAMS, message=f"No recorded completion for {target!r}")
         return _answered(types.CompleteResult, call)
 

@@ -16,10 +16,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..errors import ServerError
 from .threaded import _ThreadedServing
 
 if TYPE_CHECKING:
     from ..calls import MCPCall
+    from ..faults.spec import Fault
     from .spi import MCPServer
 
 __all__ = ["ServerHandle"]
@@ -60,6 +62,16 @@ class ServerHandle:
     def reset_call_log(self) -> None:
         """Forget the calls so far (and, for a universe, what sequence-mode tools consumed)."""
         self.server.reset_call_log()
+
+    def configure_failure_mode(self, mode: str | Fault | Sequence[str | Fault] | None) -> None:
+        """windtunnel-bench's failure injection (`FailureInjectableMCPHandle`), from the next
+        call on: `None` (serve the recording), its modes `timeout`, `malformed_json`,
+        `empty_unexpected`, `auth_scope_denied`, or our faults (`RecordedMCPServer
+        .configure_failure_mode`). A server that cannot inject faults raises `ServerError`."""
+        configure = getattr(self.server, "configure_failure_mode", None)
+        if configure is None:
+            raise ServerError(f"server {self.server.name!r} cannot inject faults")
+        configure(mode)
 
     def stop(self) -> None:
         """Stop serving (graceful, then hard after a deadline); safe to call more than once."""

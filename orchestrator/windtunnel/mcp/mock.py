@@ -31,8 +31,7 @@ from ..calls import MCPCall
 from ..divergence import log_divergence, request_divergence_call, unknown_tool_call
 from ..errors import ServerError, UnknownToolError
 from ..universe import ServerSurface, ToolMode, UniverseTool
-from ._sdk_server import ToolSpec
-from ._surface_server import ServedSurface
+from ._shapes import ServedSurface, ToolSpec
 from .spi import MCPServer
 
 __all__ = ["MockMCPServer", "schema_from_signature"]

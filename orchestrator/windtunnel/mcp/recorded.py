@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from functools import partial
-from typing import Any
+from typing import Any, cast
 
 from ..calls import MCPCall
-from ..errors import UnknownToolError
-from ..matching import Hit, Miss
+from ..errors import ConfigError, UnknownToolError, WindtunnelError
+from ..faults.engine import FaultInjector, check_faults_against
+from ..faults.spec import FAULT_EXTRA_KEY, Fault, faults_for_failure_mode
+from ..matching import Hit, Miss, SequenceState
 from ..miss_answers import SynthesizeHook
-from ..replay import CallListener, ClientExchange, Replay
+from ..replay import CallListener, ClientExchange, InputRequired, Replay
 from ..surface_matching import REQUEST_METHODS
 from ..universe import Universe, flatten_wire_args, load_universe
-from ._sdk_server import Exchange, SessionState, SyncAnswer, ToolSpec
-from ._surface_server import ServedSurface
+from ._faulted import carry_out
+from ._shapes import Exchange, ServedSurface, SessionState, SyncAnswer, ToolSpec
 from .handle import ServerHandle
 from .spi import MCPServer
 
-__all__ = ["RecordedMCPHandle", "RecordedMCPServer", "upstream_name"]
+__all__ = ["InjectedFaultError", "RecordedMCPHandle", "RecordedMCPServer", "upstream_name"]
 
 RecordedMCPHandle = ServerHandle
 """windtunnel-bench's name for what `RecordedMCPServer(...).start()` returns."""
@@ -44,6 +47,9 @@ class RecordedMCPServer(MCPServer):
         scenario: str | None = None,
         fast_path: bool = True,
         own_identity: bool = False,
+        faults: Sequence[Fault | str] = (),
+        fault_seed: int = 0,
+        unit_id: str = "",
     ) -> None:
         super().__init__()
         self.fast_path = fast_path
@@ -59,6 +65,36 @@ class RecordedMCPServer(MCPServer):
         self.name = name or default_name
         self.replay = Replay(universe, synthesize=synthesize, upstream=self.name, scenario=scenario)
         self._sequence_tools = self.ordered_tools()
+        self._stdio = False
+        self.fault_seed = fault_seed
+        """With `unit_id`, what a fault's `fraction` is drawn from (`faults.spec.draw`)."""
+        self.unit_id = unit_id
+        self.set_faults([*universe.faults, *faults_for_failure_mode(list(faults))])
+
+    @property
+    def faults(self) -> tuple[Fault, ...]:
+        """The faults injected into this server's answers (the universe's, then the others)."""
+        injector = self.replay.faults
+        return () if injector is None else injector.faults
+
+    def set_faults(self, faults: Sequence[Fault | str]) -> None:
+        """Inject `faults` (objects or command-line spellings) from the next call on, instead
+        of those before; each is checked against the universe (`ConfigError`). Calls are
+        counted afresh. An empty list serves the recording as it is."""
+        parsed = faults_for_failure_mode(list(faults))
+        check_faults_against(parsed, self.universe, error=ConfigError, path="faults")
+        self.replay.faults = (
+            FaultInjector(parsed, self.universe, seed=self.fault_seed, unit_id=self.unit_id)
+            if parsed
+            else None
+        )
+
+    def configure_failure_mode(self, mode: str | Fault | Sequence[str | Fault] | None) -> None:
+        """windtunnel-bench's failure injection: `None` serves the recording again; its modes
+        (`timeout`, `malformed_json`, `empty_unexpected`, `auth_scope_denied`) fault every call
+        as `faults.spec.FAILURE_MODES` says; a `Fault`, a spelling (`"charge#2=timeout"`) or a
+        list of them injects those. The universe's own `faults` stay."""
+        self.set_faults([*self.universe.faults, *faults_for_failure_mode(mode)])
 
     def rename(self, name: str) -> None:
         self.name = name
@@ -91,8 +127,52 @@ class RecordedMCPServer(MCPServer):
     ) -> MCPCall:
         args = flatten_wire_args(tool_name, args)
         outcome, messages = self.begin(tool_name, args, session)
-        exchanged = await exchange(messages) if messages else ClientExchange()
+        return await self.exchange_and_finish(tool_name, args, outcome, messages, exchange, session)
+
+    async def exchange_and_finish(
+        self,
+        tool_name: str,
+        args: dict[str, Any],
+        outcome: Hit | Miss,
+        messages: list[dict[str, Any]],
+        exchange: Exchange,
+        session: SessionState | None,
+    ) -> MCPCall:
+        """The second half of a call `begin` resolved: its recording's messages exchanged with
+        the live client, then answered and logged; or, when the exchange asks the client for
+        input first (2026-07-28, `InputRequired`), nothing consumed and nothing logged."""
+        try:
+            exchanged = await exchange(messages) if messages else ClientExchange()
+        except InputRequired:
+            self.replay.release(outcome, sequence=self._session_sequence(tool_name, session))
+            raise
         return self.replay.finish(tool_name, args, outcome, exchanged)
+
+    async def deliver(self, call: MCPCall) -> None:
+        if self.replay.faults is not None:
+            # After the report: a call that is never answered (timeout, drop) is evidence too.
+            await carry_out(call, stdio=self._stdio)
+
+    async def serve_stdio(self) -> None:
+        self._stdio = True  # a `drop` fault ends the process, not a connection
+        await super().serve_stdio()
+
+    def fast_path_tools(self) -> frozenset[str]:
+        """A faulted tool's calls go to the SDK: over stdio the fast path answers one line at
+        a time, and a call that waits (timeout, delay) must not hold up the others."""
+        tools = super().fast_path_tools()
+        injector = self.replay.faults
+        if injector is None:
+            return tools
+        targeted = injector.targeted_tools()
+        return frozenset() if targeted is None else tools - targeted
+
+    def _session_sequence(
+        self, tool_name: str, session: SessionState | None
+    ) -> SequenceState | None:
+        if session is None or tool_name not in self._sequence_tools:
+            return None
+        return cast("SequenceState | None", session.get(_SEQUENCE))
 
     def begin(
         self, tool_name: str, args: dict[str, Any], session: SessionState | None
@@ -153,8 +233,8 @@ class RecordedMCPServer(MCPServer):
         return self.replay.request(method, target, dict(args or {}))
 
     def sync_answer(self) -> SyncAnswer | None:
-        if self.reporter is not None:
-            return None  # the router's backpressure is awaited
+        if self.reporter is not None or self.replay.faults is not None:
+            return None  # the router's backpressure is awaited; a fault may wait
         replay = self.replay
         return SyncAnswer(
             answer=partial(replay.call, tell_listeners=False), written=replay.tell_listeners
@@ -165,6 +245,8 @@ class RecordedMCPServer(MCPServer):
         call = self.replay.call(tool_name, dict(args or {}))
         if call.divergence is not None and call.divergence["reason"] == "unknown_tool":
             raise UnknownToolError(tool_name, self.replay.index.tool_names)
+        if FAULT_EXTRA_KEY in call.extra:
+            _raise_in_process(call)
         return call.result
 
     def call_log(self) -> list[MCPCall]:
@@ -175,3 +257,20 @@ class RecordedMCPServer(MCPServer):
         """Forget the calls so far and what sequence-mode tools consumed: the next run starts
         as a fresh server would (windtunnel-bench's runner calls this between runs)."""
         self.replay.reset()
+
+
+def _raise_in_process(call: MCPCall) -> None:
+    """In process, a fault that is no answer (`error`, `timeout`, `drop`) raises
+    `InjectedFaultError`; a delay is not waited (a synchronous call has no clock to wait on)."""
+    evidence = call.extra[FAULT_EXTRA_KEY]
+    if evidence["kind"] in ("error", "timeout", "drop"):
+        raise InjectedFaultError(call.tool_name, evidence)
+
+
+class InjectedFaultError(WindtunnelError):
+    """An in-process `call_tool` whose call drew a fault that gives no answer."""
+
+    def __init__(self, tool_name: str, evidence: dict[str, Any]) -> None:
+        self.tool_name = tool_name
+        self.evidence = evidence
+        super().__init__(f"fault {evidence['id']!r} ({evidence['kind']}) on {tool_name!r}")

@@ -20,20 +20,17 @@ from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
 import trio
-from mcp.server import Server
 
 from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
-from ..fd_limit import fd_hint
 from ..trusted_hosts import AllowedNames
-from ._fast_path_stdio import StdioFastPath
-from ._sdk_server import Exchange, SessionState, SyncAnswer, ToolSpec, build_sdk_server
-from ._stdio import serve_stdio
-from ._surface_server import ServedSurface
+from ._shapes import Exchange, ServedSurface, SessionState, SyncAnswer, ToolSpec
 
 if TYPE_CHECKING:
-    from ._http import HTTPServing
+    from mcp.server import Server
+
+    from ._http_serving import HTTPServing
     from .handle import ServerHandle
 
 __all__ = ["MCPServer"]
@@ -140,7 +137,13 @@ class MCPServer(ABC):
         call = await self.answer(tool_name, args)
         if self.reporter is not None:
             await self.reporter(call)
+        await self.deliver(call)
         return call
+
+    async def deliver(self, call: MCPCall) -> None:
+        """What the transport does for a reported call besides sending its answer: nothing,
+        unless the server injects faults (`RecordedMCPServer`: wait, never answer, drop)."""
+        return
 
     async def handle_call_exchanging(
         self,
@@ -153,6 +156,7 @@ class MCPServer(ABC):
         call = await self.answer_exchanging(tool_name, args, exchange, session)
         if self.reporter is not None:
             await self.reporter(call)
+        await self.deliver(call)
         return call
 
     async def handle_request(self, method: str, target: str, args: dict[str, Any]) -> MCPCall:
@@ -161,6 +165,12 @@ class MCPServer(ABC):
         if self.reporter is not None:
             await self.reporter(call)
         return call
+
+    def fast_path_tools(self) -> frozenset[str]:
+        """The tools whose plain calls the fast path may answer: not one whose answer comes
+        with server messages (the SDK answers it, on a stream that can carry them)."""
+        messaging = self.messaging_tools()
+        return frozenset(spec.name for spec in self.tool_specs() if spec.name not in messaging)
 
     def sync_answer(self) -> SyncAnswer | None:
         """Answers without Trio, when this server can give them (see `SyncAnswer`): the stdio
@@ -171,6 +181,9 @@ class MCPServer(ABC):
     def sdk_server(self, *, notify: bool = False) -> Server[Any]:
         """The SDK server; with `notify`, calls are answered through `answer_exchanging` (a
         transport that can carry messages during a request: stdio, HTTP with sessions)."""
+        # Here, not at the top: `windtunnel.mcp` imports without the SDK (see `_shapes`).
+        from ._sdk_server import build_sdk_server
+
         return build_sdk_server(
             self.name,
             __version__,
@@ -202,19 +215,13 @@ class MCPServer(ABC):
         plain calls take the fast path, as on a server that needs none."""
         # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
         from ._fast_path_http import HTTPFastPath
-        from ._http import bind_sockets, serve_http
+        from ._http import serve_http
+        from ._http_serving import listen
 
         if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
         allowed = AllowedNames.parse(allowed_hosts, allowed_origins)
-
-        try:
-            sockets = bind_sockets(host, port)
-        except OSError as exc:
-            raise ServerError(
-                f"server {self.name!r} cannot listen on {host}:{port}: {exc.strerror}"
-                f"{fd_hint(exc.errno)}"
-            ) from None
+        sockets = listen(host, port, name=self.name)
         sdk_server = self.sdk_server()
         messaging = self.messaging_tools()
         sessions_server = self.sdk_server(notify=True) if self.needs_sessions() else None
@@ -225,7 +232,7 @@ class MCPServer(ABC):
             # stream that can carry them (as over stdio).
             http_fast_path = HTTPFastPath(
                 path="/mcp",
-                tools=[spec.name for spec in self.tool_specs() if spec.name not in messaging],
+                tools=self.fast_path_tools(),
                 answer=self.handle_call,
                 server=sdk_server,
             )
@@ -349,11 +356,13 @@ class MCPServer(ABC):
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes; recorded server messages are exchanged with
         the client again (`answer_exchanging`)."""
+        from ._fast_path_stdio import StdioFastPath
+        from ._stdio import serve_stdio
+
         sdk_server = self.sdk_server(notify=True)
         stdio_fast_path = None
         if self.fast_path:
-            messaging = self.messaging_tools()
-            tools = [spec.name for spec in self.tool_specs() if spec.name not in messaging]
+            tools = self.fast_path_tools()
             stdio_fast_path = StdioFastPath(sdk_server, tools, self.handle_call, self.sync_answer())
         await serve_stdio(sdk_server, stdio_fast_path, self.ordered_tools())
 

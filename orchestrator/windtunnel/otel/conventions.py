@@ -3,19 +3,22 @@
 Following the OpenTelemetry GenAI and MCP semantic conventions (semantic-conventions-genai,
 "Development" status as of 2026):
 
-- a request served is an MCP **server** span named `{mcp.method.name} {target}` (the tool or
-  prompt name; a resource URI is high-cardinality and stays out of the name), with
-  `mcp.method.name`, `gen_ai.operation.name = execute_tool` and `gen_ai.tool.name` for a tool
-  call, `gen_ai.prompt.name` / `mcp.resource.uri` for the other requests, `error.type =
-  tool_error` for a tool error; arguments and results (`gen_ai.tool.call.arguments` /
-  `.result`) only when capture is on, as the conventions ask. Wind Tunnel's own facts are
-  `windtunnel.*`: upstream, tier, recording index, unit, scenario, pack;
+- a request served (or recorded by `wt record`, tier `live`) is an MCP **server** span named
+  `{mcp.method.name} {target}` (the tool or prompt name; a resource URI is high-cardinality
+  and stays out of the name), with `mcp.method.name`, `gen_ai.operation.name = execute_tool`
+  and `gen_ai.tool.name` for a tool call, `gen_ai.prompt.name` / `mcp.resource.uri` for the
+  other requests, `error.type = tool_error` for a tool error; arguments and results
+  (`gen_ai.tool.call.arguments` / `.result`) only when capture is on, as the conventions ask.
+  Wind Tunnel's own facts are `windtunnel.*`: upstream, tier, recording index, unit, scenario,
+  pack;
 - a work unit is an internal span `scenario {name}` with its repeat, seed and verdict;
 - a policy's or scorer's verdict is a `gen_ai.evaluation.result` event (a log record) parented to
   its unit's span: `gen_ai.evaluation.name`, `.score.value`, `.score.label` (`pass` / `fail`),
   `.explanation`;
-- a divergence or an injected fault is a log record named after its event (`universe_divergence`,
-  `server_fault`) linked to its call's span, whose body is the event with the same fields.
+- a divergence, a server fault or an injected fault is a log record named after its event
+  (`universe_divergence`, `server_fault`, `fault_injected`) linked to its call's span, whose
+  body is the event with the same fields; a call with an injected fault also carries
+  `windtunnel.fault.id` and `windtunnel.fault.kind`.
 
 Pure: plain data in, plain dicts out, no OpenTelemetry import.
 """
@@ -27,12 +30,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..calls import MCPCall, is_tool_result
+from ..faults.spec import FAULT_EXTRA_KEY
 
 __all__ = [
     "CallSpan",
     "call_span",
     "evaluation_records",
     "event_record",
+    "request_span",
     "unit_attributes",
     "unit_span_name",
     "wire_result",
@@ -79,8 +84,10 @@ def call_span(
     unit_id: str,
     pack: str | None,
     capture_content: bool,
+    tier: str | None = None,
 ) -> CallSpan:
-    """The server span of one request a universe answered."""
+    """The server span of one request a universe answered (or, with `tier="live"`, a live
+    upstream answered while `wt record` recorded it)."""
     method = call.method
     attributes: dict[str, AttributeValue] = {"mcp.method.name": method}
     name = method
@@ -103,13 +110,17 @@ def call_span(
     if pack is not None:
         attributes["windtunnel.pack"] = pack
     match = call.extra.get("match")
-    attributes["windtunnel.tier"] = match["tier"] if match else "miss"
+    attributes["windtunnel.tier"] = tier or (match["tier"] if match else "miss")
     if match:
         attributes["windtunnel.recording.index"] = match["index"]
     divergence = call.divergence
     if divergence is not None:
         attributes["windtunnel.divergence.reason"] = str(divergence.get("reason"))
         attributes["windtunnel.divergence.policy"] = str(divergence.get("policy"))
+    injected = call.extra.get(FAULT_EXTRA_KEY)
+    if injected is not None:
+        attributes["windtunnel.fault.id"] = str(injected.get("id"))
+        attributes["windtunnel.fault.kind"] = str(injected.get("kind"))
     error = None
     fault = call.extra.get("fault")
     if fault is not None:
@@ -125,6 +136,30 @@ def call_span(
     start_ns = int(call.started_at * 1e9)
     end_ns = start_ns + int(call.duration_ms * 1e6)
     return CallSpan(name, attributes, start_ns, end_ns, error)
+
+
+def request_span(
+    method: str,
+    *,
+    upstream: str,
+    pack: str | None,
+    start_ns: int,
+    end_ns: int,
+    error: str | None,
+) -> CallSpan:
+    """The server span of a request answered without a call record (`initialize`,
+    `tools/list`, ...): named after its method (it has no target), its JSON-RPC error code as
+    `error.type` when it failed."""
+    attributes: dict[str, AttributeValue] = {
+        "mcp.method.name": method,
+        "mcp.server.name": upstream,
+        "windtunnel.upstream": upstream,
+    }
+    if pack is not None:
+        attributes["windtunnel.pack"] = pack
+    if error is not None:
+        attributes["error.type"] = error
+    return CallSpan(method, attributes, start_ns, end_ns, error)
 
 
 def unit_span_name(scenario: str) -> str:

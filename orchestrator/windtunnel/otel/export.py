@@ -32,10 +32,10 @@ from opentelemetry.sdk._logs import (
     ReadableLogRecord,
     ReadWriteLogRecord,
 )
-from opentelemetry.sdk._logs.export import LogRecordExportResult
+from opentelemetry.sdk._logs.export import LogRecordExporter, LogRecordExportResult
 from opentelemetry.sdk.resources import SERVICE_NAME, Resource
 from opentelemetry.sdk.trace import ReadableSpan, SpanProcessor, TracerProvider
-from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.sdk.trace.export import SpanExporter, SpanExportResult
 from opentelemetry.sdk.trace.id_generator import IdGenerator, RandomIdGenerator
 from opentelemetry.trace import Link, SpanKind, Status, StatusCode
 from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
@@ -156,6 +156,31 @@ def resource() -> Resource:
     return detected
 
 
+def _span_exporter(config: OtelConfig) -> SpanExporter | None:
+    if config.traces_endpoint is None:
+        return None
+    if config.traces_protocol == "grpc":
+        # Loaded only for gRPC: grpcio is the heavier half of the extra.
+        from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import (
+            OTLPSpanExporter as GrpcSpanExporter,
+        )
+
+        return GrpcSpanExporter(endpoint=config.traces_endpoint)
+    return OTLPSpanExporter(endpoint=config.traces_endpoint)
+
+
+def _log_exporter(config: OtelConfig) -> LogRecordExporter | None:
+    if config.logs_endpoint is None:
+        return None
+    if config.logs_protocol == "grpc":
+        from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
+            OTLPLogExporter as GrpcLogExporter,
+        )
+
+        return GrpcLogExporter(endpoint=config.logs_endpoint)
+    return OTLPLogExporter(endpoint=config.logs_endpoint)
+
+
 class OtlpExport:
     """`offer` records from any thread (never blocks); `close` sends what is left, by a
     deadline."""
@@ -179,12 +204,8 @@ class OtlpExport:
         self._logger_provider = LoggerProvider(resource=res)
         self._logger_provider.add_log_record_processor(self._collect)
         self._logger = self._logger_provider.get_logger(SCOPE, __version__)
-        self._span_exporter = (
-            OTLPSpanExporter(endpoint=config.traces_endpoint) if config.traces_endpoint else None
-        )
-        self._log_exporter = (
-            OTLPLogExporter(endpoint=config.logs_endpoint) if config.logs_endpoint else None
-        )
+        self._span_exporter = _span_exporter(config)
+        self._log_exporter = _log_exporter(config)
         self._units: dict[str, trace_api.Span] = {}
         self._thread = threading.Thread(target=self._run, name="wt-otlp-export", daemon=True)
         self._thread.start()
@@ -232,7 +253,7 @@ class OtlpExport:
 
     def _shutdown_exporters(self) -> None:
         if self._span_exporter is not None:
-            self._span_exporter.shutdown()  # type: ignore[no-untyped-call]
+            self._span_exporter.shutdown()
         if self._log_exporter is not None:
             self._log_exporter.shutdown()  # type: ignore[no-untyped-call]
 

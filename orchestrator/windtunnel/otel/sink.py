@@ -2,6 +2,7 @@
 
 A sink like the others (`actors.sinks`), fed by the router: it never blocks it. It takes
 
+- each call `wt record` recorded (`publish_live_call`): a server span, tier `live`;
 - each call (`publish_call`): a server span with the times the call log recorded, and a log
   record per divergence or fault event the call produced, linked to that span;
 - `scenario_started` (`publish`): opens the unit's span, when units are exported (`wt run`);
@@ -25,6 +26,7 @@ from .conventions import (
     call_span,
     evaluation_records,
     event_record,
+    request_span,
     unit_attributes,
     unit_outcome,
     unit_span_name,
@@ -35,7 +37,7 @@ __all__ = ["OtelSink"]
 
 CLOSE_DEADLINE_S = 5.0
 """How long a stopping run waits for its last export; a collector that is down costs no more."""
-_RECORDED_EVENTS = frozenset({"universe_divergence", "server_fault"})
+_RECORDED_EVENTS = frozenset({"universe_divergence", "server_fault", "fault_injected"})
 
 
 class OtelSink:
@@ -116,6 +118,38 @@ class OtelSink:
                     EventRecord(event["event"], event["level"], attributes, body, span.end_ns)
                 )
         self.export.offer(CallRecord(unit_id, span, trace_parent, records))
+
+    def publish_live_call(self, call: MCPCall, *, upstream: str, trace_parent: str | None) -> None:
+        """A call `wt record` forwarded to its live upstream and recorded: a server span with
+        tier `live` (a recording has no divergence to report), under the agent's span when its
+        request carried one."""
+        span = call_span(
+            call,
+            upstream=upstream,
+            scenario=self.pack or "record",
+            unit_id=self.pack or "record",
+            pack=self.pack,
+            capture_content=self.config.capture_content,
+            tier="live",
+        )
+        self.export.offer(CallRecord(self.pack or "record", span, trace_parent, []))
+
+    def publish_request(
+        self,
+        method: str,
+        *,
+        upstream: str,
+        start_ns: int,
+        end_ns: int,
+        trace_parent: str | None,
+        error: str | None,
+    ) -> None:
+        """A request answered without a call record (`initialize`, `tools/list`, ...), from any
+        thread: a server span of its own, under the agent's span when it carried one."""
+        span = request_span(
+            method, upstream=upstream, pack=self.pack, start_ns=start_ns, end_ns=end_ns, error=error
+        )
+        self.export.offer(CallRecord("", span, trace_parent, []))
 
     def publish_unit(self, trace: Any) -> None:
         """A scored unit (`runner.trace.Trace`): its span's verdict and evaluations; it ends."""

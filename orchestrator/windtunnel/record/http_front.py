@@ -12,9 +12,10 @@
   answers go back as any POSTed response does. What belongs to no request goes on the GET stream
   (one at a time, as the transport says). Notifications and responses get 202.
 
-Both check Host and Origin on every bind (DNS rebinding: 421 / 403, `TrustedHosts`) and refuse
-request bodies over 4 MiB (413), as `wt serve` does. A request the upstream does not answer gets a
-JSON-RPC error naming the upstream and why (timeout, crash, refused connection).
+Both are served by `wt serve`'s HTTP serving layer (`mcp._http_serving.serve_asgi`): the same
+worker, Host and Origin check on every bind (DNS rebinding: 421 / 403, `TrustedHosts`), body limit
+(413 over 4 MiB) and graceful stop. A request the upstream does not answer gets a JSON-RPC error
+naming the upstream and why (timeout, crash, refused connection).
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ import httpx2
 import structlog
 import trio
 
-from ..mcp._http import MAX_REQUEST_BODY
-from ..trusted_hosts import HOST_REFUSED, TrustedHosts
+from .. import trace_context
 from .link import (
     Link,
     Printable,
@@ -76,41 +76,26 @@ class _Refused(Exception):
 
 
 class _Guard:
-    """Path, DNS-rebinding and body-size checks shared by both apps.
+    """The path check and the body read shared by both apps.
 
-    Host and Origin are checked as `wt serve` checks them, by the same check (`TrustedHosts`:
-    the bind address and the bound port, exactly, on every bind, and the names and pages
-    allowed by `--allow-host` / `--allow-origin`). The port is known only once hypercorn has bound,
-    so the proxy hands the check over with `trust`; until then every request is refused.
+    Host and Origin (DNS rebinding: 421 / 403) and the body limit (413) are the serving layer's
+    (`mcp._http_serving`, as for `wt serve`): a request refused there never reaches an app.
     """
 
     def __init__(self, *, path: str) -> None:
         self.path = path
-        self.trusted: TrustedHosts | None = None
-
-    def trust(self, trusted: TrustedHosts) -> None:
-        self.trusted = trusted
 
     def check(self, scope: Scope) -> None:
         if scope["path"].rstrip("/") != self.path:
             raise _Refused(404, "not found")
-        trusted = self.trusted
-        refusal = HOST_REFUSED if trusted is None else trusted.judge_headers(scope["headers"])
-        if refusal is not None:
-            raise _Refused(*refusal)
 
     async def body(self, receive: Receive) -> bytes:
         chunks: list[bytes] = []
-        size = 0
         while True:
             message = await receive()
             if message["type"] == "http.disconnect":
                 raise _Refused(400, "client disconnected")
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > MAX_REQUEST_BODY:
-                raise _Refused(413, f"request body over {MAX_REQUEST_BODY} bytes")
-            chunks.append(chunk)
+            chunks.append(message.get("body", b""))
             if not message.get("more_body", False):
                 return b"".join(chunks)
 
@@ -182,8 +167,9 @@ class ReverseProxyApp:
             await _respond(send, refused.status, refused.text.encode())
             return
         messages = decode_messages(body) if scope["method"] == "POST" else []
+        header = trace_context.raw_header(scope["headers"]) if trace_context.capturing else None
         for message in messages:
-            self.tap.observe("c2s", message)
+            self.tap.observe("c2s", message, traceparent=header)
         await self._forward(scope, body, messages, send)
 
     async def _forward(

@@ -32,12 +32,12 @@ from typing import Any, Final
 import msgspec
 import trio
 
-from ..calls import MCPCall
+from ..calls import MCPCall, without_envelope
 from ..canonical import canonical_key
 from ..divergence import Divergence, LiveOutcome, divergence_call, log_divergence
 from ..errors import InputError
 from ..matching import Miss
-from ..mcp._sdk_server import Exchange, SessionState, SyncAnswer
+from ..mcp._shapes import Exchange, SessionState, SyncAnswer
 from ..mcp.recorded import RecordedMCPServer
 from ..miss_answers import SynthesizeHook
 from ..replay import ClientExchange
@@ -46,7 +46,6 @@ from .limits import DEFAULT_TIMEOUT_S
 from .live_client import LiveClient, LiveRequestError, open_live_session
 from .proxy import RecordingProxy
 from .redact import RedactionRules
-from .tap import tool_result
 
 __all__ = ["RECORDED_LIVE", "LiveMissServer", "append_recording"]
 
@@ -133,8 +132,7 @@ class LiveMissServer(RecordedMCPServer):
         outcome, messages = self.begin(tool_name, args, session)
         if isinstance(outcome, Miss) and outcome.reason != "unknown_tool":
             return await self._answer_live(tool_name, args)
-        exchanged = await exchange(messages) if messages else ClientExchange()
-        return self.replay.finish(tool_name, args, outcome, exchanged)
+        return await self.exchange_and_finish(tool_name, args, outcome, messages, exchange, session)
 
     async def _answer_live(self, tool_name: str, args: dict[str, Any]) -> MCPCall:
         index = self.replay.index
@@ -153,7 +151,7 @@ class LiveMissServer(RecordedMCPServer):
             }
             is_error, live = True, "failed"
         else:
-            result = tool_result(raw)
+            result = without_envelope(raw)
             is_error = result.get("isError") is True
             redactor = self.proxy.redactor
             redactor.see_call(args, result)

@@ -17,25 +17,21 @@ from __future__ import annotations
 import math
 import os
 import time
-from collections.abc import Sequence
-from typing import Any
-from urllib.parse import urlsplit
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
-import hypercorn.config
-import hypercorn.trio
 import trio
 
+from .. import trace_context
 from .._groups import unwrap_single_error
 from ..calls import MCPCall
 from ..errors import ServerError
-from ..fd_limit import fd_hint
-from ..mcp._sdk_server import ToolSpec
+from ..mcp._shapes import ToolSpec
 from ..mcp.spi import MCPServer
-from ..trusted_hosts import AllowedNames, TrustedHosts
+from ..trusted_hosts import AllowedNames
 from ..universe import UniverseTool
 from .build import Recording, RecordingBuilder, redacted_calls, universe_tools
-from .http_front import LinkApp, ReverseProxyApp
-from .http_link import HTTPLink
 from .limits import DEFAULT_TIMEOUT_S
 from .link import Link, UpstreamFailure
 from .redact import RedactionRules, Redactor
@@ -44,6 +40,10 @@ from .stdio_front import serve_link_stdio
 from .stdio_link import StdioLink
 from .tap import SessionTap
 from .upstream_source import is_url
+
+if TYPE_CHECKING:
+    from ..mcp._http_serving import HTTPServing
+    from .http_front import LinkApp, ReverseProxyApp
 
 __all__ = ["RecordingProxy", "is_url"]
 
@@ -77,11 +77,12 @@ class RecordingProxy(MCPServer):
         self.started_at = time.time()
         self.changed = trio.Event()
         """Set when the recording changed (a call answered, a tool list); the caller resets it."""
+        self.exporter: Callable[[MCPCall, str | None], None] | None = None
+        """Told of each recorded call, redacted, with the `traceparent` its request carried: an
+        OpenTelemetry export (`otel.sink.OtelSink.publish_live_call`), off the request's path."""
         self._reports_in, self._reports_out = trio.open_memory_channel[MCPCall](math.inf)
-        self._stop: trio.CancelScope | None = None
-        self._url: str | None = None
-        self._shutdown = trio.Event()
         self._finished = trio.Event()
+        """Set once serving ended, the upstream included."""
 
     @property
     def source(self) -> str:
@@ -103,7 +104,7 @@ class RecordingProxy(MCPServer):
 
     def _changed(self, call: MCPCall | None) -> None:
         self.changed.set()
-        if call is not None and self.reporter is not None:
+        if call is not None and (self.reporter is not None or self.exporter is not None):
             self._reports_in.send_nowait(call)
 
     # -- the SPI ------------------------------------------------------------------------------
@@ -147,21 +148,15 @@ class RecordingProxy(MCPServer):
         save_recording(recording, path, log=log)
         return recording
 
-    @property
-    def url(self) -> str:
-        if self._url is None:
-            raise ServerError(f"server {self.name!r} is not started")
-        return self._url
-
-    @property
-    def started(self) -> bool:
-        return self._url is not None
-
     def link(self) -> Link:
         """A message-level connection to the upstream that feeds this proxy's recording (not
         started: run it with `nursery.start(link.run)`). `wt verify` speaks to the upstream
         through it, so what it sees is recorded and redacted exactly as `wt record` would."""
         if isinstance(self.upstream, str):
+            # Here, not at the top: the HTTP link and front load the MCP SDK (its header rules),
+            # which a stdio upstream behind `wt record --stdio` never needs (see `_shapes`).
+            from .http_link import HTTPLink
+
             return HTTPLink(
                 self.name,
                 self.upstream,
@@ -182,19 +177,18 @@ class RecordingProxy(MCPServer):
     ) -> None:
         """Serve the agent over HTTP at `/mcp` until stopped; report the URL once bound (Host
         and Origin checked as `MCPServer.serve` checks them)."""
-        if self._url is not None:
+        if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
+        from .http_front import LinkApp, ReverseProxyApp
+
         allowed = AllowedNames.parse(allowed_hosts, allowed_origins)
-        config = hypercorn.config.Config()
-        config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
-        config.accesslog = None
-        config.errorlog = None
-        config.graceful_timeout = 0.5
-        shutdown = self._shutdown = trio.Event()
+        # The HTTP stack loads with the first proxy that serves HTTP, not with stdio.
+        from ..mcp._http_serving import listen, serve_asgi
+
+        sockets = listen(host, port, name=self.name)
         self._finished = trio.Event()
         try:
-            with unwrap_single_error(), trio.CancelScope() as scope:
-                self._stop = scope
+            with unwrap_single_error():
                 async with trio.open_nursery() as nursery:
                     nursery.start_soon(self._report)
                     app: ReverseProxyApp | LinkApp
@@ -211,32 +205,18 @@ class RecordingProxy(MCPServer):
                         await nursery.start(self._run_link, link)
                         app = LinkApp(link)
                         await nursery.start(app.run)
-                    async with trio.open_nursery() as http:
-                        try:
-                            binds: list[str] = await http.start(
-                                lambda task_status: hypercorn.trio.serve(
-                                    app,  # type: ignore[arg-type]
-                                    config,
-                                    shutdown_trigger=shutdown.wait,
-                                    task_status=task_status,
-                                )
-                            )
-                        except OSError as exc:
-                            raise ServerError(
-                                f"server {self.name!r} cannot listen on {host}:{port}: "
-                                f"{exc.strerror}{fd_hint(exc.errno)}"
-                            ) from None
-                        bound = urlsplit(binds[0]).port
-                        app.guard.trust(
-                            TrustedHosts(host, [] if bound is None else [bound], allowed)
-                        )
-                        self._url = binds[0] + "/mcp"
-                        task_status.started(self._url)
-                    # hypercorn has finished in-flight requests: the upstream can go now.
+                    serving: HTTPServing = await nursery.start(
+                        partial(serve_asgi, app, host=host, sockets=sockets, allowed=allowed)
+                    )
+                    self._serving = serving
+                    task_status.started(serving.url)
+                    await serving.finished.wait()
+                    # In-flight requests are finished: the upstream can go now.
                     nursery.cancel_scope.cancel()
         finally:
-            self._url = None
-            self._stop = None
+            for sock in sockets.insecure_sockets:
+                sock.close()  # when the upstream failed before serving began
+            self._serving = None
             self._finished.set()
 
     async def _run_link(
@@ -249,31 +229,28 @@ class RecordingProxy(MCPServer):
 
     async def _report(self) -> None:
         async for call in self._reports_out:
+            self.redactor.see_call(call.args, call.result)
+            redacted = MCPCall(
+                tool_name=call.tool_name,
+                args=self.redactor.apply(call.args),
+                result=self.redactor.apply(call.result),
+                upstream=call.upstream,
+                is_error=call.is_error,
+                started_at=call.started_at,
+                duration_ms=call.duration_ms,
+            )
+            if self.exporter is not None:
+                self.exporter(redacted, trace_context.take(call))
             if self.reporter is not None:
-                self.redactor.see_call(call.args, call.result)
-                await self.reporter(
-                    MCPCall(
-                        tool_name=call.tool_name,
-                        args=self.redactor.apply(call.args),
-                        result=self.redactor.apply(call.result),
-                        upstream=call.upstream,
-                        is_error=call.is_error,
-                        started_at=call.started_at,
-                        duration_ms=call.duration_ms,
-                    )
-                )
+                await self.reporter(redacted)
 
     async def stop(self, *, grace_s: float = 2.0) -> None:
         """Stop serving the agent and the upstream: gracefully, then hard after `grace_s`."""
-        if self._url is None:
+        serving = self._serving
+        if serving is None:
             return
-        self._shutdown.set()
-        with trio.move_on_after(grace_s):
-            await self._finished.wait()
-            return
-        if self._stop is not None:
-            self._stop.cancel()
-        await self._finished.wait()
+        await serving.stop(grace_s=grace_s)
+        await self._finished.wait()  # the upstream is cancelled once serving has ended
 
     async def serve_stdio(self) -> None:
         """Speak stdio to the agent (on our stdin/stdout) until it closes stdin."""

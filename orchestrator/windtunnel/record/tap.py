@@ -7,7 +7,7 @@ format), the live `tools/list` (every page, by tool name), every answered `tools
 `CallToolResult` exactly as the upstream sent it and the server messages sent while answering it
 (`extra["server_messages"]`), and the rest of the surface the agent was shown (`ServerSurface`:
 the server's identity, resources, prompts, completions). Payloads lose only the protocol's
-envelope (`tool_result`).
+envelope (`calls.without_envelope`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from typing import Any
 
 import msgspec
 
-from ..calls import MCPCall
+from .. import trace_context
+from ..calls import MCPCall, without_envelope
 from ..canonical import canonical_key
 
 __all__ = [
@@ -28,14 +29,12 @@ __all__ = [
     "ServerSurface",
     "SessionTap",
     "decode_messages",
-    "tool_result",
 ]
 
 SERVER_MESSAGES = "server_messages"
 """The key of a recorded call's `extra` that holds what the server sent while answering it."""
 
 _OTHER_WAY = {"c2s": "s2c", "s2c": "c2s"}
-_PROTOCOL_META = "io.modelcontextprotocol/"
 # mcp_types' SERVER_INFO_META_KEY and PROTOCOL_VERSION_META_KEY (the tap does not load the SDK).
 _SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
@@ -71,6 +70,22 @@ class _Pending:
     entry: dict[str, Any] | None = None
     """For a server-to-client request attributed to a call: its `server_messages` entry, which
     gets the client's `response`."""
+    traceparent: str | None = None
+    """For an agent's request, when an OpenTelemetry export captures trace context: the
+    `traceparent` of its `_meta`, else of the HTTP request that carried it."""
+    input_rounds: _InputRounds | None = None
+    """For the retry of a call answered `input_required`: the rounds so far."""
+
+
+@dataclass
+class _InputRounds:
+    """A call's 2026-07-28 `input_required` rounds so far: what the server sent in them, in
+    order (notifications, and the input requests with their round and key), and the requests of
+    the last round, which the agent's retry answers."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    round: int = 0
+    open: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -110,7 +125,8 @@ class SessionTap:
     failed_calls: int = 0
     """`tools/call` requests answered with a JSON-RPC error (kept in the log only)."""
     incomplete_calls: int = 0
-    """`tools/call` answers that were not final (2026-07-28 `resultType` other than complete)."""
+    """`tools/call` answers that were not final (2026-07-28 `resultType` other than complete):
+    the `input_required` rounds, kept in the final answer's server messages (`_InputRounds`)."""
     unattributed: int = 0
     """Server notifications and requests that could not be tied to one call (log only)."""
     changes: int = 0
@@ -118,9 +134,16 @@ class SessionTap:
     on_change: Callable[[MCPCall | None], None] | None = None
     """Told of every change: with the call it completed, or None for anything else."""
     _pending: dict[tuple[str, bytes], _Pending] = field(default_factory=dict)
+    _input_rounds: dict[tuple[str, Any], _InputRounds] = field(default_factory=dict)
+    """Per call (tool, canonical arguments) answered `input_required` and not retried yet."""
 
     def observe(
-        self, direction: str, message: dict[str, Any], *, in_reply_to: Any = None
+        self,
+        direction: str,
+        message: dict[str, Any],
+        *,
+        in_reply_to: Any = None,
+        traceparent: str | None = None,
     ) -> MCPCall | None:
         """Take one message; return the call it completed, if it answered a `tools/call`.
 
@@ -128,7 +151,8 @@ class SessionTap:
         event stream) carried this message, when the transport says: a server message there
         belongs to that request's call (the strongest tie, see `_attribute`), and an error with
         `id: null` (the upstream could not tell the id, e.g. a handshake-era server refusing
-        `server/discover`) answers that request."""
+        `server/discover`) answers that request. `traceparent` is the HTTP `traceparent`
+        header of an agent's request, for an OpenTelemetry export (`_meta`'s comes first)."""
         now = time.time()
         self.log.append(LogRecord(ts=now, conn=self.upstream, dir=direction, msg=message))
         method = message.get("method")
@@ -149,7 +173,12 @@ class SessionTap:
             return None
         key = msgspec.json.encode(message_id)
         if isinstance(method, str):
-            self._pending[(direction, key)] = _Pending(method, message.get("params"), now)
+            request = _Pending(method, message.get("params"), now)
+            if trace_context.capturing and direction == "c2s":
+                request.traceparent = trace_context.meta_traceparent(request.params) or traceparent
+            self._pending[(direction, key)] = request
+            if direction == "c2s" and method == "tools/call":
+                self._resume_rounds(request)
             return None
         pending = self._pending.pop((_OTHER_WAY.get(direction, ""), key), None)
         if pending is None:
@@ -235,7 +264,7 @@ class SessionTap:
     def _note_answer(self, method: str, params: dict[str, Any], result: dict[str, Any]) -> bool:
         """A `resources/read`, `prompts/get` or `completion/complete` answer: kept, the first
         answer to each request (as replay matches it). False for any other method."""
-        answer = tool_result(result)
+        answer = without_envelope(result)
         if method == "resources/read" and isinstance(params.get("uri"), str):
             self.surface.resource_reads.setdefault(
                 params["uri"], {"uri": params["uri"], "result": answer}
@@ -295,17 +324,15 @@ class SessionTap:
             return None
         if result.get("resultType", "complete") != "complete":
             self.incomplete_calls += 1  # asks the agent for input; the final answer comes later
+            if result.get("resultType") == "input_required":
+                self._note_input_round(name, params, pending, result)
             return None
         arguments = params.get("arguments")
-        messages = [
-            entry
-            for entry, is_request in pending.server_messages
-            if not is_request or "response" in entry
-        ]
+        messages = _kept(pending.server_messages)
         call = MCPCall(
             tool_name=name,
             args=dict(arguments) if isinstance(arguments, dict) else {},
-            result=tool_result(result),
+            result=without_envelope(result),
             upstream=self.upstream,
             is_error=result.get("isError") is True,
             started_at=pending.started_at,
@@ -313,8 +340,54 @@ class SessionTap:
             extra={SERVER_MESSAGES: messages} if messages else {},
         )
         self.calls.append(call)
+        trace_context.note_value(call, pending.traceparent)
         self._changed(call)
         return call
+
+    # -- 2026-07-28 input_required rounds ---------------------------------------------------
+
+    def _note_input_round(
+        self, name: str, params: dict[str, Any], pending: _Pending, result: dict[str, Any]
+    ) -> None:
+        """An `input_required` answer: its input requests become server messages of the call
+        (with the round and key they had), answered when the agent retries."""
+        rounds = pending.input_rounds or _InputRounds()  # a retry carries the rounds so far
+        rounds.messages = _kept(pending.server_messages)
+        rounds.round += 1
+        rounds.open = []
+        requests = result.get("inputRequests")
+        for input_key, request in (requests if isinstance(requests, dict) else {}).items():
+            if not isinstance(request, dict) or not isinstance(request.get("method"), str):
+                continue
+            entry: dict[str, Any] = {"method": request["method"]}
+            if isinstance(request.get("params"), dict):
+                entry["params"] = request["params"]
+            entry.update(input_round=rounds.round, input_key=input_key)
+            rounds.open.append(entry)
+            rounds.messages.append(entry)
+        self._input_rounds[(name, _arguments_key(params))] = rounds
+
+    def _resume_rounds(self, retry: _Pending) -> None:
+        """The agent's retry of a call answered `input_required`: its `inputResponses` answer
+        the open round, and the retry's answer carries every round so far."""
+        params = retry.params if isinstance(retry.params, dict) else {}
+        if "inputResponses" not in params and "requestState" not in params:
+            return
+        name = params.get("name")
+        if not isinstance(name, str):
+            return
+        rounds = self._input_rounds.pop((name, _arguments_key(params)), None)
+        if rounds is None:
+            return
+        responses = params.get("inputResponses")
+        responses = responses if isinstance(responses, dict) else {}
+        for entry in rounds.open:
+            if entry["input_key"] in responses:
+                entry["response"] = {"result": responses[entry["input_key"]]}
+        retry.server_messages = [
+            (entry, "response" in entry or "input_round" in entry) for entry in rounds.messages
+        ]
+        retry.input_rounds = rounds
 
     def _changed(self, call: MCPCall | None) -> None:
         self.changes += 1
@@ -322,22 +395,14 @@ class SessionTap:
             self.on_change(call)
 
 
-def tool_result(result: dict[str, Any]) -> dict[str, Any]:
-    """The tool's answer without the protocol's envelope around it.
+def _kept(messages: list[tuple[dict[str, Any], bool]]) -> list[dict[str, Any]]:
+    """A call's server messages as recorded: a request only once the client's answer is in."""
+    return [entry for entry, is_request in messages if not is_request or "response" in entry]
 
-    `resultType` (2026-07-28: `complete` here) and the protocol's own `_meta` keys
-    (`io.modelcontextprotocol/...`, e.g. the server info) describe the response, not the tool's
-    result; whatever serves the recording adds its own. Everything else is kept as sent.
-    """
-    kept = {key: value for key, value in result.items() if key != "resultType"}
-    meta = kept.get("_meta")
-    if isinstance(meta, dict):
-        own = {k: v for k, v in meta.items() if not k.startswith(_PROTOCOL_META)}
-        if own:
-            kept["_meta"] = own
-        else:
-            del kept["_meta"]
-    return kept
+
+def _arguments_key(params: dict[str, Any]) -> Any:
+    arguments = params.get("arguments")
+    return canonical_key(arguments if isinstance(arguments, dict) else {})
 
 
 def _progress_token(params: Any) -> Any:

@@ -6,7 +6,7 @@ import functools
 import math
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +15,18 @@ import trio
 from ..actors import Fleet, ScenarioRun, open_fleet
 from ..agents import AgentContext, AgentError
 from ..errors import ConfigError, InputError, WindtunnelError
+from ..faults.spec import Fault
 from ..fd_limit import fd_hint
 from ..load_pacing import paced_loading
 from ..mcp.spi import MCPServer
 from ..universe import Universe
 from .adapters import AgentLike, resolve_agent
 from .agent_spec import AgentSpec
+from .fault_checks import check_faults, count_injected
 from .scenario import Scenario, ScenarioPack, normalize_servers
 from .scoring import evaluate
 from .trace import Trace, drop_deep_values, warnings_from_calls
+from .unit_faults import arm_servers
 from .units import WorkUnit
 from .universe_coverage import unit_coverage
 
@@ -38,10 +41,16 @@ async def run_unit(
     agent: AgentLike | None = None,
     pack: ScenarioPack | None = None,
     base_dir: Path | None = None,
+    faults: Sequence[Fault] = (),
 ) -> Trace:
     """One scenario run, start to finish. Never raises for the run's own failures: a crashing,
-    hanging or misconfigured agent, or a broken fixture, becomes the trace's `error`."""
+    hanging or misconfigured agent, or a broken fixture, becomes the trace's `error`.
+
+    The scenario's faults, then `faults` (`wt run --fault`), are injected into its servers with
+    the unit's seed and id; one that no call got makes the unit `invalid`."""
     scenario = unit.scenario
+    declared = [*scenario.declared_faults, *faults]
+    unplaced: dict[str, str] = {}
     trace = Trace(
         unit_id=unit.id,
         scenario=scenario.name,
@@ -62,6 +71,8 @@ async def run_unit(
                 raise ConfigError("run_unit needs `servers` or `pack`")
             servers = await _load_servers(pack, scenario, deadline)
         servers = normalize_servers(servers)
+        if declared or any(getattr(s, "faults", None) for s in servers.values()):
+            unplaced = arm_servers(servers, declared, seed=unit.seed, unit_id=unit.id)
         universes = {
             name: server.universe
             for name, server in servers.items()
@@ -94,6 +105,8 @@ async def run_unit(
         trace.mcp_calls = run.call_log()
         if run.faults and trace.error is None:
             trace.error = "server fault: " + "; ".join(run.faults)
+    trace.faults = check_faults(declared, trace.mcp_calls, unplaced)
+    trace.faults_injected = count_injected(trace.mcp_calls)
     too_deep = drop_deep_values(trace.mcp_calls)
     if too_deep and trace.error is None:
         trace.error = too_deep

@@ -33,6 +33,7 @@ padding:8px;margin:4px 0}
 .pill{display:inline-block;border-radius:10px;padding:0 8px;font-size:12px;font-weight:600;
 color:#fff}
 .passed{background:#1a7f37}.failed{background:#cf222e}.error{background:#9a6700}
+.invalid{background:#6639ba}tr.faulted td{background:#f1ebff}
 .neutral{background:#8c959f}
 .ok{color:#1a7f37;font-weight:600}.bad{color:#cf222e;font-weight:600}
 details.unit{background:#fff;border:1px solid #d8dde3;border-radius:6px;margin:10px 0;
@@ -40,6 +41,7 @@ padding:6px 12px}
 details.unit>summary{cursor:pointer;font-weight:600;padding:4px 0}
 tr.diverged td{background:#fff4e5}
 .diff .call{background:#ffebe9}.diff .rec{background:#dafbe1}
+code.method{background:#ddf4ff;border-radius:3px;padding:0 3px}
 .muted{color:#57606a}
 pre .add{background:#dafbe1;display:block}pre .del{background:#ffebe9;display:block}
 pre .ctx{display:block}

@@ -20,12 +20,15 @@ from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from ..calls import MCPCall
+from ..divergence import divergence_label
 from ..rundir.layout import trace_relpath
+from .fault_checks import fault_label, injected_fault
 from .html_page import e, page_parts
 from .policies import render_json
 from .report_charts import ChartStats
 from .summary import Summary
-from .trace import Trace, divergent_calls
+from .trace import Trace, divergent_calls, undelivered_faults
+from .unit_order import RANKS
 
 __all__ = ["FULL_DETAILS", "ReportUnits", "render_report", "write_report"]
 
@@ -66,6 +69,8 @@ def _header(summary: Summary) -> str:
         ("scorer failures", summary.scorer_failures),
         ("wall time", f"{summary.wall_s:.1f}s"),
     ]
+    if summary.invalid or summary.faults_injected:
+        cards[4:4] = [("invalid", summary.invalid), ("faults injected", summary.faults_injected)]
     verdict = '<span class="ok">OK</span>' if summary.ok else '<span class="bad">FAILED</span>'
     return (
         f"<h1>Wind Tunnel run: {_e(summary.pack)} {verdict}</h1>"
@@ -126,7 +131,39 @@ def _scores(trace: Trace) -> str:
     )
 
 
+_REQUEST_MISSES = {
+    "resources/read": "No recorded read of this URI (resource_reads).",
+    "prompts/get": "No recorded get of this prompt with these arguments (prompt_gets).",
+    "completion/complete": "No recorded completion of this ref and argument (completions).",
+}
+
+
+def _client_exchange(warning: dict[str, Any]) -> str:
+    """A `client_answer_differs` divergence's evidence: the request the server made while
+    answering, the client's answer when recorded and the live client's answer now."""
+    client = warning.get("client")
+    if not isinstance(client, dict):
+        return ""
+    asked = client.get("asked")
+    method = asked.get("method") if isinstance(asked, dict) else None
+    params = asked.get("params") if isinstance(asked, dict) else None
+    return (
+        f"<p>The server asked the client <code>{_e(method)}</code> "
+        f"(<code>{_json(params)}</code>) while answering recording "
+        f"#{_e(warning.get('recording'))}; the client answered otherwise:</p>"
+        '<table class="diff"><tr><th>answered when recorded</th><th>answered now</th></tr>'
+        f'<tr><td class="mono rec">{_json(client.get("answered_then"))}</td>'
+        f'<td class="mono call">{_json(client.get("answered_now"))}</td></tr></table>'
+    )
+
+
 def _diff(warning: dict[str, Any]) -> str:
+    method = warning.get("method", "tools/call")
+    if method != "tools/call":
+        miss = _REQUEST_MISSES.get(str(method), "No recorded answer to this request.")
+        return f'<p class="muted">{_e(miss)}</p>'
+    if warning.get("reason") == "client_answer_differs":
+        return _client_exchange(warning)
     nearest = warning.get("nearest")
     if not isinstance(nearest, dict):
         if warning.get("reason") == "unknown_tool":
@@ -184,7 +221,51 @@ def _coverage(trace: Trace) -> str:
     return (
         "<h3>Coverage</h3><table><tr><th>upstream</th><th>recordings served</th><th>calls</th>"
         f"<th>calls matching none</th><th>never used</th></tr>{rows}</table>"
+        + _request_coverage(trace)
     )
+
+
+def _request_coverage(trace: Trace) -> str:
+    """The recorded answers to requests other than tool calls, per upstream and section."""
+    rows = "".join(
+        f"<tr><td>{_e(upstream)}</td><td>{_e(section)}</td><td>{cov.served}/{cov.recorded}</td>"
+        f"<td>{cov.calls}</td><td>{cov.unmatched}</td><td>{_e(_indexes(cov.unused))}</td></tr>"
+        for upstream, upstream_cov in trace.coverage.items()
+        for section, cov in upstream_cov.requests.items()
+    )
+    if not rows:
+        return ""
+    return (
+        "<table><tr><th>upstream</th><th>requests answered from</th><th>entries served</th>"
+        f"<th>requests</th><th>requests matching none</th><th>never used</th></tr>{rows}</table>"
+    )
+
+
+def _diverged(where: str, warning: dict[str, Any]) -> str:
+    """What diverged, after `where` (`call 3 `): `upstream.tool`, or for another request the
+    upstream, its method (set apart) and its target (URI, prompt name, completion ref)."""
+    method = warning.get("method", "tools/call")
+    if method == "tools/call":
+        return f"<b>{_e(where)}{_e(divergence_label(warning))}</b>"
+    upstream = warning.get("upstream")
+    if isinstance(upstream, str) and upstream:
+        where += f"{upstream} "
+    return (
+        f'<b>{_e(where)}</b><code class="method">{_e(method)}</code> '
+        f"<b>{_e(warning.get('tool'))}</b>"
+    )
+
+
+def _faults(trace: Trace) -> str:
+    """The faults the unit declared, and how many calls got each."""
+    if not trace.faults:
+        return ""
+    rows = "".join(
+        f'<tr><td class="mono">{_e(check.fault)}</td><td>{check.injected}</td></tr>'
+        for check in trace.faults
+    )
+    head = "<tr><th>declared fault</th><th>calls injected</th></tr>"
+    return f"<h3>Faults</h3><table>{head}{rows}</table>"
 
 
 def _divergences(trace: Trace) -> str:
@@ -197,14 +278,20 @@ def _divergences(trace: Trace) -> str:
     parts = [f"<h3>Divergences ({len(warnings)})</h3>"]
     for i, warning in enumerate(warnings):
         where = f"call {numbers[i]} " if numbers else ""
-        upstream = f"{warning.get('upstream')}." if warning.get("upstream") else ""
         parts.append(
-            f'<div class="divergence"><p><b>{_e(where)}{_e(upstream)}{_e(warning.get("tool"))}'
-            f"</b>(<code>{_json(warning.get('args'))}</code>) diverged: "
+            f'<div class="divergence"><p>{_diverged(where, warning)}'
+            f"(<code>{_json(warning.get('args'))}</code>) diverged: "
             f"<b>{_e(warning.get('reason'))}</b>, answered with policy "
             f"<code>{_e(warning.get('policy'))}</code></p>{_diff(warning)}</div>"
         )
     return "".join(parts)
+
+
+def _called(call: MCPCall) -> str:
+    """A timeline row's call: the tool, or a request's method before its target."""
+    if call.method == "tools/call":
+        return _e(call.tool_name)
+    return f'<code class="method">{_e(call.method)}</code> {_e(call.tool_name)}'
 
 
 def _timeline(trace: Trace) -> str:
@@ -224,17 +311,23 @@ def _timeline(trace: Trace) -> str:
             flags = []
             if call.divergence is not None:
                 flags.append(f"diverged: {call.divergence.get('reason')}")
+            fault = injected_fault(call)
+            if fault is not None:
+                flags.append(f"fault injected: {fault_label(fault)}")
             if call.is_error:
                 flags.append("error")
             css = ' class="diverged"' if call.divergence is not None else ""
+            css = ' class="faulted"' if fault is not None else css
             rows.append(
-                f"<tr{css}><td>{n}</td><td>{offset:.0f}</td><td>{_e(call.tool_name)}</td>"
+                f"<tr{css}><td>{n}</td><td>{offset:.0f}</td><td>{_called(call)}</td>"
                 f'<td class="mono">{_json(call.args)}</td><td class="mono">{_json(call.result)}'
                 f"</td><td>{_e(', '.join(flags))}</td></tr>"
             )
         parts.append(
-            f"<h3>upstream {_e(upstream)}</h3><table><tr><th>#</th><th>+ms</th><th>tool</th>"
-            "<th>args</th><th>result</th><th>flags</th></tr>" + "".join(rows) + "</table>"
+            f"<h3>upstream {_e(upstream)}</h3><table><tr><th>#</th><th>+ms</th>"
+            "<th>tool or request</th><th>args</th><th>result</th><th>flags</th></tr>"
+            + "".join(rows)
+            + "</table>"
         )
     return "".join(parts)
 
@@ -252,6 +345,7 @@ def _unit(trace: Trace) -> str:
     ]
     if trace.error is not None:
         body.append(f'<p class="bad">Agent error: {_e(trace.error)}</p>')
+    body += [f'<p class="bad">Invalid: {_e(reason)}</p>' for reason in undelivered_faults(trace)]
     answer = trace.output
     if answer is not None:
         shown = answer if len(answer) <= _OUTPUT_LIMIT else answer[:_OUTPUT_LIMIT] + "…"
@@ -262,6 +356,7 @@ def _unit(trace: Trace) -> str:
         "<h3>Scorers</h3>",
         _scores(trace),
         _coverage(trace),
+        _faults(trace),
         _divergences(trace),
         _timeline(trace),
         "</details>",
@@ -307,6 +402,7 @@ _FILTER_BAR = (
     'placeholder="Search units and scenarios by id, name or tag" aria-label="search">'
     '<select id="st" aria-label="status"><option value="">any status</option>'
     '<option value="failed">failed</option><option value="error">error</option>'
+    '<option value="invalid">invalid</option>'
     '<option value="mixed">mixed (scenarios)</option><option value="passed">passed</option>'
     '</select><span class="muted" id="n"></span></div>'
 )
@@ -336,8 +432,7 @@ class _ListUnits(ReportUnits):
         return self.traces
 
     def ordered(self) -> Iterable[Trace]:
-        rank = {"error": 0, "failed": 1, "passed": 2}
-        return sorted(self.traces, key=lambda t: (rank.get(t.status, 0), t.unit_id))
+        return sorted(self.traces, key=lambda t: (RANKS.get(t.status, 0), t.unit_id))
 
     def full(self, row: Trace) -> Trace:
         return row

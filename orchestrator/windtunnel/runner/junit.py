@@ -2,10 +2,11 @@
 
 One `<testsuite>` is the pack; one `<testcase name="<unit id>" classname="<pack>.<scenario>">` is
 one unit. A failed unit gets `<failure type="policy|scorer">` listing every failing verdict and
-score and every divergence; an agent crash or timeout gets `<error type="agent_error">`. Suite
-`<properties>` carry the counts, each scenario's pass@k / pass^k and universe coverage; the
-suite's `<system-out>` points each unit at its trace file. The Ant schema allows nothing else
-inside a `<testcase>`.
+score and every divergence; an agent crash or timeout gets `<error type="agent_error">`, and a
+unit whose declared fault was never injected `<error type="invalid">` (the suite counts it among
+its errors: it is no pass). Suite `<properties>` carry the counts, each scenario's pass@k /
+pass^k and universe coverage; the suite's `<system-out>` points each unit at its trace file.
+The Ant schema allows nothing else inside a `<testcase>`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ import re
 import socket
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import BinaryIO
+from typing import Any, BinaryIO
 from xml.sax.saxutils import escape as xml_escape
 
+from ..divergence import divergence_label
 from .policies import render_json
 from .summary import Summary
-from .trace import Trace
+from .trace import Trace, undelivered_faults
 
 __all__ = ["failure_lines", "render_junit", "write_junit"]
 
@@ -34,10 +36,12 @@ def _x(text: str) -> str:
 
 
 def failure_lines(trace: Trace) -> list[str]:
-    """Every reason a unit did not pass: agent error, failing verdicts and scores, divergences."""
+    """Every reason a unit did not pass: agent error, undelivered faults, failing verdicts and
+    scores, divergences."""
     lines: list[str] = []
     if trace.error is not None:
         lines.append(f"agent error: {trace.error}")
+    lines += [f"invalid: {reason}" for reason in undelivered_faults(trace)]
     lines += [f"policy {v.name}: {v.reason}" for v in trace.verdicts if not v.passed]
     lines += [
         f"scorer {s.name}: {s.value:g} < {s.threshold:g}: {s.detail}"
@@ -47,12 +51,20 @@ def failure_lines(trace: Trace) -> list[str]:
     for warning in trace.warnings:
         if warning.get("event") != "universe_divergence":
             continue
-        upstream = f"{warning.get('upstream')}." if warning.get("upstream") else ""
         lines.append(
-            f"divergence {upstream}{warning.get('tool')}({render_json(warning.get('args'))}): "
-            f"{warning.get('reason')} (policy {warning.get('policy')})"
+            f"divergence {divergence_label(warning)}({render_json(warning.get('args'))}): "
+            f"{warning.get('reason')} (policy {warning.get('policy')}){_asked(warning)}"
         )
     return lines
+
+
+def _asked(warning: dict[str, Any]) -> str:
+    """For a `client_answer_differs` divergence, which request the live client answered
+    otherwise."""
+    client = warning.get("client")
+    asked = client.get("asked") if isinstance(client, dict) else None
+    method = asked.get("method") if isinstance(asked, dict) else None
+    return f"; the client answered {method} otherwise" if isinstance(method, str) else ""
 
 
 def _timestamp(started_at: float) -> str:
@@ -67,6 +79,9 @@ def _seconds(value: float) -> str:
 def _properties(summary: Summary) -> Iterator[tuple[str, object]]:
     """Every suite property, one at a time (a pack with many repeats has many pass@k)."""
     yield "divergences", summary.divergences
+    if summary.invalid or summary.faults_injected:
+        yield "invalid", summary.invalid
+        yield "faults_injected", summary.faults_injected
     yield "policy_failures", summary.policy_failures
     yield "scorer_failures", summary.scorer_failures
     for upstream, total in summary.coverage.items():
@@ -100,7 +115,7 @@ def _suite_open(summary: Summary) -> bytes:
         timestamp=_timestamp(summary.started_at),
         tests=str(summary.total),
         failures=str(summary.failed),
-        errors=str(summary.errors),
+        errors=str(summary.errors + summary.invalid),
         skipped="0",
         time=_seconds(summary.wall_s or summary.durations.total),
     )
@@ -127,6 +142,9 @@ def _testcase(trace: Trace, pack: str) -> ET.Element:
     lines = failure_lines(trace)
     if trace.status == "error":
         element = ET.SubElement(case, "error", type="agent_error")
+    elif trace.status == "invalid":
+        # Not the agent's failure: the run never met the fault it was declared to test.
+        element = ET.SubElement(case, "error", type="invalid")
     else:
         kind = "policy" if any(not v.passed for v in trace.verdicts) else "scorer"
         element = ET.SubElement(case, "failure", type=kind)

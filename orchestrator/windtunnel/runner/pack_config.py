@@ -20,10 +20,18 @@ from typing import Any, NoReturn
 
 from ..canonical import is_json_value
 from ..errors import ConfigError
+from ..faults.spec import Fault, fault_from_table, parse_fault
 from ..input_files import MAX_PACK_BYTES, read_input
 from ..record.modes import RECORD_MODE_ENV, choose_record_mode
 from ..record.redact import parse_rule
 from .agent_spec import AgentSpec
+from .fault_policies import (
+    did_not_fabricate,
+    no_call_after_fault,
+    reported_failure,
+    retried_after_fault,
+)
+from .pack_errors import toml_type
 from .pack_file import (
     AgentTable,
     CallBudgetTable,
@@ -31,15 +39,19 @@ from .pack_file import (
     CommandAgentTable,
     ContainsTable,
     CoverageTable,
+    DidNotFabricateTable,
     ForbiddenCallTable,
     JsonFieldTable,
+    NoCallAfterFaultTable,
     NoDivergenceTable,
     PlanStepTable,
     PolicyTable,
     PythonAgentTable,
     RecordTable,
     RegexTable,
+    ReportedFailureTable,
     RequiredCallTable,
+    RetriedAfterFaultTable,
     ScenarioTable,
     ScorerTable,
     decode_pack_file,
@@ -192,9 +204,28 @@ class _Checks:
             return call_budget(table.max_calls, table.tool)
         if isinstance(table, CallOrderTable):
             return call_order(list(table.tools))
+        if isinstance(table, RetriedAfterFaultTable):
+            return retried_after_fault(table.tool)
+        if isinstance(table, NoCallAfterFaultTable):
+            return no_call_after_fault(table.tool, table.after)
+        if isinstance(table, DidNotFabricateTable | ReportedFailureTable):
+            return self.text_policy(table, path)
         assert isinstance(table, CoverageTable)
         self.upstream(table.upstream, upstreams, f"{path}.upstream")
         return coverage(table.tool, table.upstream, table.minimum)
+
+    def text_policy(self, table: DidNotFabricateTable | ReportedFailureTable, path: str) -> Policy:
+        """A policy on the final answer after a fault, with its pattern (or the default)."""
+        try:
+            if isinstance(table, DidNotFabricateTable):
+                return (
+                    did_not_fabricate()
+                    if table.pattern is None
+                    else did_not_fabricate(table.pattern)
+                )
+            return reported_failure() if table.pattern is None else reported_failure(table.pattern)
+        except ConfigError as exc:
+            self.fail(exc.message, f"{path}.pattern")
 
     def scorer(self, table: ScorerTable, path: str) -> Scorer:
         if isinstance(table, ContainsTable):
@@ -210,6 +241,23 @@ class _Checks:
             return json_field(table.field, equals, table.threshold)
         except ConfigError as exc:
             self.fail(exc.message, f"{path}.field")
+
+    def faults(self, entries: list[Any], path: str) -> list[Fault]:
+        """Each fault, as a command-line spelling or a table, checked by the fault model."""
+        faults = []
+        for i, entry in enumerate(entries):
+            where = f"{path}[{i}]"
+            if isinstance(entry, str):
+                faults.append(parse_fault(entry, file=self.file, path=where))
+            elif isinstance(entry, dict):
+                faults.append(fault_from_table(entry, file=self.file, path=where))
+            else:
+                self.fail(
+                    'expected a fault as a string (e.g. "charge=timeout") or a table, got '
+                    + toml_type(entry),
+                    where,
+                )
+        return faults
 
     def plan(
         self, steps: list[PlanStepTable], upstreams: Mapping[str, Path], path: str
@@ -246,6 +294,7 @@ class _Checks:
         plan = self.plan(table.plan, upstreams, f"{path}.plan")
         agent = None if table.agent is None else self.agent(table.agent, f"{path}.agent")
         metadata = self.json(table.metadata, f"{path}.metadata")
+        faults = self.faults(table.faults, f"{path}.faults")
         return Scenario(
             name=table.name,
             task=table.task,
@@ -259,6 +308,7 @@ class _Checks:
             final_answer=table.scripted.final_answer if table.scripted is not None else None,
             agent=agent,
             metadata=dict(metadata),
+            faults=faults,
         )
 
 

@@ -103,6 +103,23 @@ class CoverageTable(_Tagged, tag="coverage"):
     minimum: Fraction = 1.0
 
 
+class RetriedAfterFaultTable(_Tagged, tag="retried_after_fault"):
+    tool: Text | None = None
+
+
+class NoCallAfterFaultTable(_Tagged, tag="no_call_after_fault"):
+    tool: Text
+    after: Text | None = None
+
+
+class DidNotFabricateTable(_Tagged, tag="did_not_fabricate"):
+    pattern: Text | None = None
+
+
+class ReportedFailureTable(_Tagged, tag="reported_failure"):
+    pattern: Text | None = None
+
+
 PolicyTable = (
     NoDivergenceTable
     | RequiredCallTable
@@ -110,6 +127,10 @@ PolicyTable = (
     | CallBudgetTable
     | CallOrderTable
     | CoverageTable
+    | RetriedAfterFaultTable
+    | NoCallAfterFaultTable
+    | DidNotFabricateTable
+    | ReportedFailureTable
 )
 
 # -- scorers --------------------------------------------------------------------------------
@@ -160,6 +181,9 @@ class ScenarioTable(_Table):
     scripted: ScriptedTable | None = None
     agent: AgentTable | None = None
     metadata: dict[str, Any] = {}
+    faults: list[Any] = []
+    """Each a command-line spelling (`"charge=timeout"`) or a table of `Fault`'s fields,
+    checked by `pack_config` with the fault model's own parsers."""
 
 
 class PackTable(_Table):

@@ -12,6 +12,7 @@ import trio
 from ..actors import Fleet, JsonLinesSink, Sink, open_fleet
 from ..atomic_write import open_append
 from ..errors import ConfigError, InputError
+from ..faults.spec import Fault
 from ..rundir.layout import EVENTS_FILE, has_results, run_path
 from ..rundir.results import RunWriter
 from .adapters import AgentLike
@@ -41,6 +42,8 @@ class PackRunOptions:
     feed_port: int | None = None
     units: list[WorkUnit] | None = None
     """Run exactly these units (a shard) instead of the whole plan."""
+    faults: tuple[Fault, ...] = ()
+    """Faults every unit declares besides its scenario's own (`wt run --fault`)."""
 
 
 async def run_pack(
@@ -173,7 +176,12 @@ async def _run_units(
             async for unit in units:
                 progress.unit_started()
                 trace = await run_unit(
-                    unit, fleet, pack=pack, agent=options.agent, base_dir=base_dir
+                    unit,
+                    fleet,
+                    pack=pack,
+                    agent=options.agent,
+                    base_dir=base_dir,
+                    faults=options.faults,
                 )
                 await out.send(trace)
 

@@ -12,6 +12,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..calls import MCPCall
 from ..canonical import canonical_json, canonical_key
+from ..divergence import divergence_label
 from ..errors import ConfigError
 from .trace import Trace, Verdict, divergent_calls
 
@@ -58,11 +59,10 @@ def render_json(value: Any, limit: int = _ARGS_LIMIT) -> str:
 def describe_call(number: int, call: MCPCall) -> str:
     """`call 3 crm.client_lookup({"query":"x"})`: how reasons name a call; a request of another
     method names it first: `call 4 crm resources/read test://a({})`."""
-    tool = f"{call.upstream}.{call.tool_name}" if call.upstream else call.tool_name
-    if call.method != "tools/call":
-        where = f"{call.upstream} " if call.upstream else ""
-        tool = f"{where}{call.method} {call.tool_name}"
-    return f"call {number} {tool}({render_json(call.args)})"
+    what = divergence_label(
+        {"upstream": call.upstream, "method": call.method, "tool": call.tool_name}
+    )
+    return f"call {number} {what}({render_json(call.args)})"
 
 
 def _tool_label(tool: str, upstream: str | None) -> str:

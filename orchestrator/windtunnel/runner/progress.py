@@ -7,9 +7,17 @@ import time
 from typing import Protocol
 
 from ..terminal_text import escape_terminal
-from .trace import Trace
+from .trace import Status, Trace, undelivered_faults
 
-__all__ = ["Progress", "TextStream"]
+__all__ = ["MARKS", "Progress", "TextStream"]
+
+MARKS: dict[Status, str] = {
+    "passed": "PASS",
+    "failed": "FAIL",
+    "error": "ERROR",
+    "invalid": "INVALID",
+}
+"""How a finished unit's line starts (`--progress plain`; `scale.local` reads them back)."""
 
 
 class TextStream(Protocol):
@@ -31,7 +39,7 @@ class Progress:
         self.total = 0
         self.done = 0
         self.running = 0
-        self.counts = {"passed": 0, "failed": 0, "error": 0}
+        self.counts = {"passed": 0, "failed": 0, "error": 0, "invalid": 0}
         self._t0 = time.monotonic()
 
     def start(self, total: int, *, skipped: int = 0) -> None:
@@ -49,7 +57,7 @@ class Progress:
         self.done += 1
         self.counts[trace.status] = self.counts.get(trace.status, 0) + 1
         if trace.status != "passed" or not self.live:
-            mark = {"passed": "PASS", "failed": "FAIL", "error": "ERROR"}[trace.status]
+            mark = MARKS[trace.status]
             reason = _reason(trace)
             suffix = f" - {reason}" if reason else ""
             self._line(f"{mark:5} {trace.unit_id} ({trace.duration_s:.2f}s){suffix}")
@@ -64,8 +72,9 @@ class Progress:
         elapsed = time.monotonic() - self._t0
         return (
             f"[{self.done}/{self.total}] passed {self.counts['passed']}  failed "
-            f"{self.counts['failed']}  errors {self.counts['error']}  running {self.running}  "
-            f"{elapsed:.1f}s"
+            f"{self.counts['failed']}  errors {self.counts['error']}  "
+            + (f"invalid {self.counts['invalid']}  " if self.counts["invalid"] else "")
+            + f"running {self.running}  {elapsed:.1f}s"
         )
 
     def _render(self) -> None:
@@ -84,6 +93,8 @@ class Progress:
 def _reason(trace: Trace) -> str:
     if trace.error:
         return trace.error
+    if trace.status == "invalid":
+        return "; ".join(undelivered_faults(trace))
     failing = [v.reason for v in trace.verdicts if not v.passed]
     failing += [f"{s.name}: {s.detail}" for s in trace.scores if not s.passed]
     return "; ".join(failing)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..divergence import divergence_label
 from .html_page import e
 from .trace import Trace
 
@@ -38,11 +39,7 @@ class ChartStats:
             counts[1] += 1
         for warning in trace.warnings:
             if warning.get("event") == "universe_divergence":
-                upstream = warning.get("upstream")
-                label = (
-                    f"{upstream}.{warning.get('tool')}" if upstream else str(warning.get("tool"))
-                )
-                self.divergences[label] += 1
+                self.divergences[divergence_label(warning)] += 1
         if self.max_duration > 0:
             index = int(trace.duration_s / self.max_duration * _BINS)
             self.bins[min(max(index, 0), _BINS - 1)] += 1

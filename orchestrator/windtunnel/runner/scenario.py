@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 import msgspec
 
 from ..errors import ConfigError
+from ..faults.spec import Fault, parse_fault
 from ..universe import Universe
 from .agent_spec import AgentSpec
 
@@ -61,16 +62,38 @@ class Scenario:
     final_answer: str | None = None
     agent: AgentSpec | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    faults: Sequence[Fault | str] = ()
+    """Faults injected into this scenario's upstreams (`Fault`s or their command-line spellings,
+    `"charge=timeout"`); each must be injected into at least one call of a run, or the run is
+    `invalid`."""
 
     def __post_init__(self) -> None:
         if not self.name:
             raise ConfigError("a scenario needs a non-empty name")
+        faults = tuple(
+            parse_fault(fault, path=f"scenario {self.name!r} faults[{i}]")
+            if isinstance(fault, str)
+            else fault
+            for i, fault in enumerate(self.faults)
+        )
+        for i, fault in enumerate(faults):
+            if not isinstance(fault, Fault):
+                raise ConfigError(
+                    f"scenario {self.name!r}: faults[{i}] is a {type(fault).__name__}, expected "
+                    "a Fault or its spelling (e.g. 'charge=timeout')"
+                )
+        object.__setattr__(self, "faults", faults)
         if self.repeats < 1:
             raise ConfigError(f"scenario {self.name!r}: repeats must be at least 1")
         if not self.timeout_s > 0:
             raise ConfigError(f"scenario {self.name!r}: timeout_s must be positive")
         for attr in ("policies", "scorers", "tags", "plan"):
             object.__setattr__(self, attr, tuple(getattr(self, attr)))
+
+    @property
+    def declared_faults(self) -> tuple[Fault, ...]:
+        """`faults`, every one a `Fault` (spellings are parsed when the scenario is made)."""
+        return tuple(fault for fault in self.faults if isinstance(fault, Fault))
 
 
 @dataclass(frozen=True, eq=False)

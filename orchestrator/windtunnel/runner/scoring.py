@@ -1,9 +1,10 @@
 """Scoring a trace: the constraint layer (policies) and quality scorers, kept apart.
 
 `evaluate` runs both over a finished trace and fills `verdicts`, `scores` and `status`:
-`"error"` when the agent crashed or timed out, `"passed"` when every policy passed and every
-scorer reached its threshold, `"failed"` otherwise. A policy or scorer that raises fails with the
-exception as its reason; it never takes the run down.
+`"error"` when the agent crashed or timed out, `"invalid"` when a fault the unit declared was
+never injected (the run did not test what it was meant to), `"passed"` when every policy passed
+and every scorer reached its threshold, `"failed"` otherwise. A policy or scorer that raises
+fails with the exception as its reason; it never takes the run down.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .policies import (
 )
 from .repeats import all_passed, any_passed, pass_at_k, pass_hat_k
 from .scorers import Contains, JsonField, Regex, Scorer, contains, json_field, regex
-from .trace import Score, Status, Trace, Verdict
+from .trace import Score, Status, Trace, Verdict, undelivered_faults
 
 __all__ = [
     "CallBudget",
@@ -115,6 +116,8 @@ def status_of(trace: Trace) -> Status:
     """The status the verdicts, scores and agent error of a trace add up to."""
     if trace.error is not None:
         return "error"
+    if undelivered_faults(trace):
+        return "invalid"
     if all(v.passed for v in trace.verdicts) and all(s.passed for s in trace.scores):
         return "passed"
     return "failed"

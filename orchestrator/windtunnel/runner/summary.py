@@ -1,9 +1,9 @@
 """`Summary`: the aggregates of a run, as written to `summary.json`.
 
-Counts per status, divergences, policy and scorer failures, durations, universe coverage, and
-per scenario the pass rate with pass@k and pass^k for every k from 1 to the number of runs (see
-`repeats`). `SummaryBuilder` folds units in one at a time, so a run of any size is summarized
-without holding its units.
+Counts per status (passed, failed, errors, invalid), divergences, injected faults, policy and
+scorer failures, durations, universe coverage, and per scenario the pass rate with pass@k and
+pass^k for every k from 1 to the number of runs (see `repeats`). `SummaryBuilder` folds units
+in one at a time, so a run of any size is summarized without holding its units.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ __all__ = [
     "ScenarioSummary",
     "Summary",
     "SummaryBuilder",
+    "status_counts",
     "summarize",
 ]
 
@@ -53,6 +54,9 @@ class ScenarioSummary(msgspec.Struct, kw_only=True):
     divergences: int
     durations: Durations
     coverage: dict[str, ScenarioCoverage] = msgspec.field(default_factory=dict)
+    invalid: int = 0
+    """Runs whose declared fault was never injected (neither passed, failed nor errors)."""
+    faults_injected: int = 0
 
 
 class Summary(msgspec.Struct, kw_only=True):
@@ -72,6 +76,10 @@ class Summary(msgspec.Struct, kw_only=True):
     started_at: float
     scenarios: dict[str, ScenarioSummary]
     coverage: dict[str, CoverageTotals] = msgspec.field(default_factory=dict)
+    invalid: int = 0
+    """Units whose declared fault was never injected: not a pass, so `ok` is false."""
+    faults_injected: int = 0
+    """Calls answered with an injected fault, over every unit."""
     windtunnel_summary: int = SUMMARY_FORMAT_VERSION
 
 
@@ -82,6 +90,8 @@ class _Counts:
         self.runs = 0
         self.passed = 0
         self.errors = 0
+        self.invalid = 0
+        self.faults_injected = 0
         self.divergences = 0
         self.duration_total = 0.0
         self.duration_max = 0.0
@@ -90,6 +100,8 @@ class _Counts:
         self.runs += 1
         self.passed += trace.status == "passed"
         self.errors += trace.status == "error"
+        self.invalid += trace.status == "invalid"
+        self.faults_injected += trace.faults_injected
         self.divergences += trace.divergence_count
         self.duration_total += trace.duration_s
         self.duration_max = max(self.duration_max, trace.duration_s)
@@ -117,8 +129,10 @@ class _ScenarioCounts(_Counts):
         return ScenarioSummary(
             runs=n,
             passed=passed,
-            failed=n - passed - self.errors,
+            failed=n - passed - self.errors - self.invalid,
             errors=self.errors,
+            invalid=self.invalid,
+            faults_injected=self.faults_injected,
             pass_rate=passed / n,
             pass_at_k=PassCurve(n, passed, "at"),
             pass_hat_k=PassCurve(n, passed, "hat"),
@@ -169,8 +183,10 @@ class SummaryBuilder:
             pack=self.pack,
             total=counts.runs,
             passed=counts.passed,
-            failed=counts.runs - counts.passed - counts.errors,
+            failed=counts.runs - counts.passed - counts.errors - counts.invalid,
             errors=counts.errors,
+            invalid=counts.invalid,
+            faults_injected=counts.faults_injected,
             ok=counts.passed == counts.runs,
             divergences=counts.divergences,
             policy_failures=self._policy_failures,
@@ -181,6 +197,13 @@ class SummaryBuilder:
             scenarios=scenarios,
             coverage=totals,
         )
+
+
+def status_counts(summary: Summary) -> str:
+    """`3 passed, 1 failed, 0 errors` (and `, 1 invalid` when any unit is): the run's one-line
+    counts, as `wt run`, `wt merge` and `wt score` print them."""
+    text = f"{summary.passed} passed, {summary.failed} failed, {summary.errors} errors"
+    return text + (f", {summary.invalid} invalid" if summary.invalid else "")
 
 
 def summarize(traces: Iterable[Trace], *, pack: str = "windtunnel") -> Summary:

@@ -21,6 +21,7 @@ from .universe_coverage import UpstreamCoverage
 __all__ = [
     "MAX_VALUE_DEPTH",
     "TRACE_FORMAT_VERSION",
+    "FaultCheck",
     "Score",
     "Status",
     "Trace",
@@ -28,11 +29,14 @@ __all__ = [
     "divergent_calls",
     "drop_deep_values",
     "merge_call_logs",
+    "undelivered_faults",
     "warnings_from_calls",
 ]
 
 TRACE_FORMAT_VERSION = 1
-Status: TypeAlias = Literal["passed", "failed", "error"]
+Status: TypeAlias = Literal["passed", "failed", "error", "invalid"]
+"""`invalid`: the unit ran, but a fault it declared was never injected, so what it was meant to
+test did not happen (neither a pass nor a failure of the agent)."""
 
 
 class Verdict(msgspec.Struct, frozen=True, kw_only=True):
@@ -41,6 +45,16 @@ class Verdict(msgspec.Struct, frozen=True, kw_only=True):
     name: str
     passed: bool
     reason: str
+
+
+class FaultCheck(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """A fault the unit declared (its id: its spelling, `charge=timeout`, unless it was given
+    one) and how many of the unit's calls it was injected into: 0 makes the unit `invalid`.
+    `note` says why it could not fire at all (no upstream declares its tool)."""
+
+    fault: str
+    injected: int = 0
+    note: str | None = None
 
 
 class Score(msgspec.Struct, frozen=True, kw_only=True):
@@ -76,6 +90,11 @@ class Trace(msgspec.Struct, kw_only=True):
     scores: list[Score] = msgspec.field(default_factory=list)
     tags: list[str] = msgspec.field(default_factory=list)
     coverage: dict[str, UpstreamCoverage] = msgspec.field(default_factory=dict)
+    faults: list[FaultCheck] = msgspec.field(default_factory=list)
+    """The faults the unit declared, each with how often it was injected (`fault_checks`)."""
+    faults_injected: int = 0
+    """Calls answered with an injected fault, declared by the scenario or not (a server a Python
+    pack built with its own faults): a results row has no call log to count them in."""
     trace_file: str | None = None
     call_count: int | None = None
     """Calls in the call log, recorded when written (a results row has no call log)."""
@@ -138,6 +157,16 @@ def drop_deep_values(calls: list[MCPCall]) -> str | None:
                 f"than {MAX_VALUE_DEPTH} levels; the trace keeps a placeholder"
             )
     return first
+
+
+def undelivered_faults(trace: Trace) -> list[str]:
+    """Why a unit is `invalid`: one line per declared fault that was never injected."""
+    return [
+        f"fault {check.fault} was declared but never injected: "
+        + (check.note or "no call of this unit was one it targets")
+        for check in trace.faults
+        if check.injected == 0
+    ]
 
 
 def divergent_calls(calls: Iterable[MCPCall]) -> list[tuple[int, MCPCall]]:

@@ -1,10 +1,11 @@
 """`UnitOrder`: a run's results lines ordered for the report, in memory that barely grows.
 
-The report lists errors, then failures, then passes, each group by unit id (as text). Keeping
-`(rank, id, offset)` for every unit costs ~160 bytes a unit; here each scenario keeps one byte
-(rank) and one 8-byte offset per repeat, and the ids are made again, in text order, while the
-report is written: a scenario's repeats come out in the order of their decimal text, and the
-scenarios are merged by id. Ids that `unit_id` did not make are kept as they are.
+The report lists errors, then invalid units, then failures, then passes, each group by unit id
+(as text). Keeping `(rank, id, offset)` for every unit costs ~160 bytes a unit; here each
+scenario keeps one byte (rank) and one 8-byte offset per repeat, and the ids are made again,
+in text order, while the report is written: a scenario's repeats come out in the order of their
+decimal text, and the scenarios are merged by id. Ids that `unit_id` did not make are kept as
+they are.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from .units import parse_unit_id, unit_id
 
 __all__ = ["RANKS", "UnitOrder"]
 
-RANKS = {"error": 0, "failed": 1, "passed": 2}
+RANKS = {"error": 0, "invalid": 1, "failed": 2, "passed": 3}
 _ABSENT = 255
 
 

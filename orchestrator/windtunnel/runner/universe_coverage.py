@@ -10,6 +10,12 @@ them. Per scenario the summary keeps the recordings that no run used
 Calls the live upstream answered under the `new_episodes` record mode (divergence reason
 `recorded_live`) are counted apart as `live`: they are among `unmatched` (no recording answered
 them), and `calls - unmatched` are the ones replayed.
+
+The recorded answers to those requests are covered apart, per section of the universe
+(`requests`: `resource_reads`, `prompt_gets`, `completions`): how many entries it holds, how many
+answered a request (`served`), the indexes no request used (`unused`), the requests of that
+method and those no entry answered (`unmatched`). A section is listed when the universe holds
+entries in it or the unit made requests of its method.
 """
 
 from __future__ import annotations
@@ -24,8 +30,17 @@ from ..universe import Universe
 RECORDED_LIVE = "recorded_live"
 """`record.live_misses.RECORDED_LIVE` (not imported: coverage must not load the serving stack)."""
 
+REQUEST_SECTIONS = {
+    "resources/read": "resource_reads",
+    "prompts/get": "prompt_gets",
+    "completion/complete": "completions",
+}
+"""The universe section whose entries answer each request method (`surface_matching`)."""
+
 __all__ = [
+    "REQUEST_SECTIONS",
     "CoverageTotals",
+    "RequestCoverage",
     "ScenarioCoverage",
     "ToolCoverage",
     "UpstreamCoverage",
@@ -41,6 +56,18 @@ class ToolCoverage(msgspec.Struct, kw_only=True):
     unused: list[int] = msgspec.field(default_factory=list)
 
 
+class RequestCoverage(msgspec.Struct, kw_only=True):
+    """One section of recorded request answers (`resource_reads`, `prompt_gets`,
+    `completions`) of one upstream: its entries, how many answered a request, which none used,
+    and the requests of its method, those no entry answered among them."""
+
+    recorded: int = 0
+    served: int = 0
+    unused: list[int] = msgspec.field(default_factory=list)
+    calls: int = 0
+    unmatched: int = 0
+
+
 class UpstreamCoverage(msgspec.Struct, kw_only=True):
     """One upstream in one unit."""
 
@@ -51,18 +78,39 @@ class UpstreamCoverage(msgspec.Struct, kw_only=True):
     unmatched: int
     live: int = 0
     tools: dict[str, ToolCoverage]
+    requests: dict[str, RequestCoverage] = msgspec.field(default_factory=dict)
 
 
 def _served_indexes(calls: Iterable[MCPCall], count: int) -> set[int]:
     served: set[int] = set()
     for call in calls:
-        if call.method != "tools/call":  # its index is into reads, prompt gets or completions
-            continue
         match = call.extra.get("match")
         index = match.get("index") if isinstance(match, dict) else None
         if isinstance(index, int) and 0 <= index < count:
             served.add(index)
     return served
+
+
+def _request_coverage(calls: Iterable[MCPCall], universe: Universe) -> dict[str, RequestCoverage]:
+    by_method: dict[str, list[MCPCall]] = {method: [] for method in REQUEST_SECTIONS}
+    for call in calls:
+        if call.method in by_method:
+            by_method[call.method].append(call)
+    sections: dict[str, RequestCoverage] = {}
+    for method, section in REQUEST_SECTIONS.items():
+        recorded = len(getattr(universe, section))
+        method_calls = by_method[method]
+        if not recorded and not method_calls:
+            continue
+        served = _served_indexes(method_calls, recorded)
+        sections[section] = RequestCoverage(
+            recorded=recorded,
+            served=len(served),
+            unused=[i for i in range(recorded) if i not in served],
+            calls=len(method_calls),
+            unmatched=sum(1 for call in method_calls if call.divergence is not None),
+        )
+    return sections
 
 
 def _answered_live(call: MCPCall) -> bool:
@@ -81,7 +129,9 @@ def unit_coverage(
     coverage: dict[str, UpstreamCoverage] = {}
     for name, universe in universes.items():
         upstream_calls = by_upstream[name]
-        served = _served_indexes(upstream_calls, len(universe.recordings))
+        tool_calls = [call for call in upstream_calls if call.method == "tools/call"]
+        # A request's match index is into its own section, never into `recordings`.
+        served = _served_indexes(tool_calls, len(universe.recordings))
         tools: dict[str, ToolCoverage] = {}
         for index, recording in enumerate(universe.recordings):
             tool = tools.setdefault(recording.tool_name, ToolCoverage())
@@ -98,6 +148,7 @@ def unit_coverage(
             unmatched=sum(1 for call in upstream_calls if call.divergence is not None),
             live=sum(1 for call in upstream_calls if _answered_live(call)),
             tools=tools,
+            requests=_request_coverage(upstream_calls, universe),
         )
     return coverage
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import trio
 
 from ..group_reaper import forget_group, watch_group
-from ..runner.progress import Progress
+from ..runner.progress import MARKS, Progress
 from ..runner.trace import Status, Trace
 from ..terminal_text import escape_terminal
 from .shards import ShardSpec
@@ -34,8 +34,8 @@ __all__ = ["WORKER_COMMAND", "ShardExit", "parse_progress_line", "run_local_shar
 WORKER_COMMAND: tuple[str, ...] = (sys.executable, "-m", "windtunnel")
 """How a worker starts Wind Tunnel: this interpreter, so workers share the parent's install."""
 
-_PROGRESS = re.compile(r"^(PASS|FAIL|ERROR)\s+(.+) \((\d+(?:\.\d+)?)s\)(?: - (.*))?$")
-_STATUS: dict[str, Status] = {"PASS": "passed", "FAIL": "failed", "ERROR": "error"}
+_PROGRESS = re.compile(r"^(PASS|FAIL|ERROR|INVALID)\s+(.+) \((\d+(?:\.\d+)?)s\)(?: - (.*))?$")
+_STATUS: dict[str, Status] = {mark: status for status, mark in MARKS.items()}
 # A worker's closing lines (its own summary and report path) say nothing the parent won't.
 _CLOSING = re.compile(r"^(report: |.+: (passed|FAILED|interrupted): \d+ passed, )")
 
@@ -55,7 +55,8 @@ class ShardExit:
 
 
 def parse_progress_line(line: str) -> Trace | None:
-    """A worker's `PASS|FAIL|ERROR  <unit id> (<seconds>s)[ - <reason>]` line as a stub trace."""
+    """A worker's `PASS|FAIL|ERROR|INVALID  <unit id> (<seconds>s)[ - <reason>]` line as a stub
+    trace."""
     match = _PROGRESS.match(line)
     if match is None:
         return None

@@ -24,6 +24,7 @@ import trio
 
 from .._groups import unwrap_single_error
 from ..errors import ConfigError, InputError
+from ..otel.shipping import ShippedOtel
 from ..rundir.layout import (
     EVENTS_FILE,
     JUNIT_FILE,
@@ -73,6 +74,9 @@ class ParallelRun:
     """The tree shipped to Ray tasks (default: the pack file's directory; `ray_ship`)."""
     worker_args: Sequence[str] = field(default_factory=list)
     """Options every local worker gets (`-c 8 --repeats 3 ...`)."""
+    otel: ShippedOtel | None = None
+    """The OpenTelemetry export every Ray task opens (local workers get `--otel` in
+    `worker_args`, and the environment)."""
 
 
 def local_cores() -> int:
@@ -193,6 +197,7 @@ def _ray_jobs(
     options: PackRunOptions,
     agent: AgentSpec | None,
     shards: Shards,
+    otel: ShippedOtel | None = None,
 ) -> list[tuple[ShardJob, Path]]:
     """One job per shard; resuming, each skips the units its directory already holds, and a
     shard with nothing left is not sent at all."""
@@ -210,7 +215,9 @@ def _ray_jobs(
             repeats=options.repeats,
             scenario_filter=options.scenario_filter,
             agent=agent,
+            faults=list(options.faults),
             skip=done,
+            otel=otel,
         )
         jobs.append((job, run_dir))
     return jobs
@@ -236,7 +243,7 @@ def _on_ray(
     try:
         count = _shard_count(options.run_dir, run.jobs, options.resume, lambda: ray_cpus(ray))
         shards = _shards(options.run_dir, count)
-        jobs = _ray_jobs(shipment.pack, pack, options, agent, shards)
+        jobs = _ray_jobs(shipment.pack, pack, options, agent, shards, run.otel)
         _start_progress(progress, total, shards, options.resume)
         interrupted, outcomes = run_ray_shards(jobs, shipment.archive, progress)
     finally:

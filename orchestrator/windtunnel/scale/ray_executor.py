@@ -32,8 +32,11 @@ from typing import Any
 import msgspec
 import trio
 
+from ..actors.sinks import Sink
 from ..atomic_write import atomic_write
 from ..errors import ConfigError
+from ..faults.spec import Fault
+from ..otel.shipping import ShippedOtel, worker_sinks
 from ..rundir.layout import EVENTS_FILE, read_run_file, run_path
 from ..rundir.manifest import ShardManifest, check_resumable, write_manifest
 from ..rundir.merge import write_run
@@ -60,8 +63,12 @@ class ShardJob(msgspec.Struct, frozen=True, kw_only=True):
     repeats: int | None = None
     scenario_filter: str | None = None
     agent: AgentSpec | None = None
+    faults: list[Fault] = msgspec.field(default_factory=list)
+    """`wt run --fault`: injected into every unit, besides its scenario's own."""
     skip: list[str] = msgspec.field(default_factory=list)
     """Units already finished in the driver's shard directory (`--resume`): not run again."""
+    otel: ShippedOtel | None = None
+    """The driver's OpenTelemetry export, when on: the task exports its own units."""
 
 
 class ShardPayload(msgspec.Struct, kw_only=True):
@@ -132,6 +139,7 @@ def _run_shard(job: ShardJob, pack: ScenarioPack, run_dir: Path) -> bytes:
         repeats=job.repeats,
         scenario_filter=job.scenario_filter,
         agent=job.agent,
+        faults=tuple(job.faults),
     )
     options, manifest = prepare_shard(pack, parse_shard(job.shard), options)
     if job.skip:
@@ -139,7 +147,8 @@ def _run_shard(job: ShardJob, pack: ScenarioPack, run_dir: Path) -> bytes:
         units = [unit for unit in options.units or [] if unit.id not in skip]
         options = dataclasses.replace(options, units=units)
     quiet = Progress(io.StringIO(), live=False)
-    trio.run(_run_pack, pack, options, quiet)
+    with worker_sinks(job.otel, pack=pack.name) as sinks:
+        trio.run(_run_pack, pack, options, quiet, sinks)
     events = run_dir / EVENTS_FILE
     payload = ShardPayload(
         manifest=manifest,
@@ -149,8 +158,10 @@ def _run_shard(job: ShardJob, pack: ScenarioPack, run_dir: Path) -> bytes:
     return msgspec.json.encode(payload)
 
 
-async def _run_pack(pack: Any, options: PackRunOptions, progress: Progress) -> None:
-    await run_pack(pack, options, progress=progress)
+async def _run_pack(
+    pack: Any, options: PackRunOptions, progress: Progress, sinks: list[Sink]
+) -> None:
+    await run_pack(pack, options, progress=progress, sinks=sinks)
 
 
 def _write_shard(run_dir: Path, payload: ShardPayload) -> None:

@@ -114,6 +114,7 @@ def _carried_over(old: Universe, new: Universe) -> Universe:
         on_miss=old.matching.on_miss,
         per_tool_on_miss={k: v for k, v in old.matching.per_tool_on_miss.items() if k in names},
         arg_keys={k: v for k, v in old.matching.arg_keys.items() if k in names},
+        per_method_on_miss=old.matching.per_method_on_miss,
     )
     meta = dict(new.meta)
     meta["recorded_by"] = f"wt verify --update (windtunnel {__version__})"
