@@ -8,11 +8,15 @@ fixtures. It holds no task and no final answer; pass `--task`.
 Besides tool calls it holds the whole surface (`jsonrpc_surface`): the server's identity, every
 tool field in list order, resources, prompts and completions. A message the server sent on its own
 (a notification, or a request to the client such as `sampling/createMessage`) belongs to the
-`tools/call` it was sent while answering (`server_messages`), by this rule, on its connection:
-a `notifications/progress` goes to the call in flight whose `_meta.progressToken` it names; any
-other message goes to the one `tools/call` in flight (sent, not yet answered) when exactly one is.
-A server request is kept with the client's answer (`response`). What no rule ties to one call is
-left out, with one warning that counts it.
+`tools/call` it was sent while answering (`server_messages`) by `wt record`'s own rules
+(`call_messages.attribute`), on its connection: the request whose HTTP answer carried it (a
+record's `in_reply_to`, which `wt record` writes); a `notifications/progress` to the call in flight
+whose `_meta.progressToken` it names; else, on a connection whose records never say which request
+carried a message (stdio, or another proxy's capture), the one `tools/call` in flight when exactly
+one is. A server request is kept with the client's answer (`response`). A 2026-07-28 call answered
+`input_required` is one call with its rounds: the input requests join its server messages (with
+`input_round`, `input_key`) and the retry's `inputResponses` answer them; the retry's answer is the
+call's result. What no rule ties to one call is left out, with one warning that counts it.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any
 
 import msgspec
 
+from ..call_messages import AwaitingRetry, CallMessages, attribute, is_final
 from ..canonical import nested_deeper_than
 from ..universe_surface import MAX_NESTING
 from .builder import TraceBuilder
@@ -54,6 +59,8 @@ class _Message(msgspec.Struct):
     ts: str | None
     msg: dict[str, Any]
     sender: str | None = None  # "c2s" / "s2c" when the capture says
+    in_reply_to: Any = None
+    """The id of the request whose HTTP answer carried this message, when the capture says."""
 
     def request_key(self, request_id: Any) -> tuple[str | None, str | None, bytes]:
         """Ids are per connection and per direction: both sides number their own requests."""
@@ -102,8 +109,16 @@ def _messages(doc: Document) -> list[_Message]:
                 doc.fail("`conn` must be a string", where)
             direction = record.get("dir")
             sender = direction if direction in ("c2s", "s2c") else None
+            carrier = record.get("in_reply_to")
             messages.append(
-                _Message(where, conn or None, _timestamp(record.get("ts")), msg, sender)
+                _Message(
+                    where,
+                    conn or None,
+                    _timestamp(record.get("ts")),
+                    msg,
+                    sender,
+                    carrier if _is_id(carrier) else None,
+                )
             )
         else:
             messages.append(_Message(where, None, None, record))
@@ -142,9 +157,10 @@ class _Pending(msgspec.Struct):
     method: str
     params: Any
     call: Call | None = None
-    messages: list[tuple[dict[str, Any], bool]] | None = None
-    """For a `tools/call`: what the server sent while answering it so far, each entry with
-    whether it is a request (kept only once the client's answer is in it)."""
+    messages: CallMessages | None = None
+    """For a `tools/call`: what the server sent while answering it so far (and in the rounds
+    before, for the retry of a call answered `input_required`)."""
+    line: str = ""
     asked: dict[str, Any] | None = None
     """For a server request tied to a call: its `server_messages` entry, which gets the
     client's `response`."""
@@ -160,27 +176,25 @@ def _from_server(message: _Message) -> bool:
     return method in _SERVER_REQUESTS or method in _SERVER_NOTIFICATIONS
 
 
-def _progress_token(params: Any) -> Any:
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return meta.get("progressToken") if isinstance(meta, dict) else None
+def _is_id(value: Any) -> bool:
+    return isinstance(value, str | int) and not isinstance(value, bool)
 
 
 def _attribute(
-    message: _Message, pending: dict[_PendingKey, _Pending]
-) -> list[tuple[dict[str, Any], bool]] | None:
-    """The `server_messages` of the call a server message belongs to (see the module's rule)."""
+    message: _Message, pending: dict[_PendingKey, _Pending], one_stream: bool
+) -> CallMessages | None:
+    """The call a server message belongs to (`call_messages.attribute`, on its connection)."""
+    carried = None
+    if message.in_reply_to is not None:
+        key = (message.conn, "c2s", msgspec.json.encode(message.in_reply_to))
+        request = pending.get(key)
+        carried = request.messages if request is not None else None
     in_flight = [
-        p
+        p.messages
         for key, p in pending.items()
-        if key[0] == message.conn and p.call is not None and p.messages is not None
+        if key[0] == message.conn and p.messages is not None
     ]
-    params = message.msg.get("params")
-    if message.msg.get("method") == "notifications/progress" and isinstance(params, dict):
-        token = params.get("progressToken")
-        named = [p for p in in_flight if token is not None and _progress_token(p.params) == token]
-        if named:
-            return named[0].messages
-    return in_flight[0].messages if len(in_flight) == 1 else None
+    return attribute(message.msg, in_flight, carried_by=carried, one_stream=one_stream)
 
 
 def read(doc: Document, builder: TraceBuilder) -> None:
@@ -198,6 +212,10 @@ def read(doc: Document, builder: TraceBuilder) -> None:
     conns = [m.conn for m in messages]
     upstream_of = {conn: _upstream_for(builder, conn, infos.get(conn)) for conn in conns}
     surface = SurfaceCollector(builder.warn)
+    # A connection whose records say which request carried a server message (`wt record` over
+    # HTTP) says it of every one: a message without it came on no request's stream.
+    carried = {m.conn for m in messages if m.in_reply_to is not None}
+    rounds: dict[str | None, AwaitingRetry[_Pending]] = {}
     unattributed: list[str] = []
     # Requests pair with their answers by (connection, direction, id): each side numbers its own.
     pending: dict[_PendingKey, _Pending] = {}
@@ -206,7 +224,8 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         upstream = upstream_of[message.conn]
         method = msg.get("method")
         if isinstance(method, str) and _from_server(message):
-            if not _server_message(builder, message, pending):
+            one_stream = message.conn not in carried
+            if not _server_message(builder, message, pending, one_stream):
                 unattributed.append(message.line)
             continue
         if isinstance(method, str):
@@ -215,24 +234,11 @@ def read(doc: Document, builder: TraceBuilder) -> None:
                 continue
             surface.request(upstream, msg.get("params"))
             key = message.request_key(msg["id"])
-            call: Call | None = None
             if method == "tools/call":
-                params = as_obj(doc, msg.get("params"), f"{message.line}: params")
-                name = params.get("name")
-                if not isinstance(name, str) or not name:
-                    doc.fail("tools/call without a tool name", f"{message.line}: params.name")
-                call = builder.call(
-                    upstream,
-                    name,
-                    parse_args(params.get("arguments")),
-                    call_id=_id_text(msg["id"]),
-                    started_at=message.ts,
-                    timing="exact" if message.ts else "none",
-                    provenance={"line": message.line},
-                )
-            pending[key] = _Pending(
-                method, msg.get("params"), call, messages=[] if call is not None else None
-            )
+                waiting = rounds.setdefault(message.conn, AwaitingRetry())
+                pending[key] = _call_sent(doc, builder, message, upstream, waiting)
+            else:
+                pending[key] = _Pending(method, msg.get("params"))
             continue
         if "id" not in msg:
             doc.fail("a JSON-RPC message with neither method nor id", message.line)
@@ -240,7 +246,10 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         if msg["id"] is None and "error" in msg:
             # A handshake-era server refusing a 2026-07-28 client's `server/discover` may not
             # tell the id back (`id: null`): that is the answer to the probe, not an orphan.
-            key = _refused_probe(message, pending) or key
+            if message.in_reply_to is not None:
+                key = (message.conn, "c2s", msgspec.json.encode(message.in_reply_to))
+            else:
+                key = _refused_probe(message, pending) or key
         if key not in pending:
             builder.warn(
                 "orphan_response",
@@ -252,13 +261,23 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         if answered.asked is not None:
             answered.asked["response"] = {k: msg[k] for k in ("result", "error") if k in msg}
             continue
-        if answered.call is not None and answered.messages:
+        result = msg.get("result")
+        if answered.call is not None and isinstance(result, dict) and not is_final(result):
+            _not_final(builder, message, answered, rounds.setdefault(message.conn, AwaitingRetry()))
+            continue
+        if answered.call is not None and answered.messages is not None:
             answered.call.server_messages = _answered_messages(builder, message, answered.messages)
         _response(doc, builder, message, answered.method, answered.call, upstream)
-        result = msg.get("result")
         if answered.method in SURFACE_METHODS and isinstance(result, dict):
             surface.answered(upstream, message.line, answered.method, answered.params, result)
     surface.fill(builder.surface)
+    for waiting in rounds.values():
+        for _, asked in waiting.left():
+            builder.warn(
+                "input_rounds_unfinished",
+                f"{asked.line}: the call was answered `input_required` and the capture holds no "
+                "retry that answers it; it has no result",
+            )
     if unattributed:
         builder.warn(
             "server_messages_unattributed",
@@ -278,7 +297,10 @@ def _refused_probe(message: _Message, pending: dict[_PendingKey, _Pending]) -> _
 
 
 def _server_message(
-    builder: TraceBuilder, message: _Message, pending: dict[_PendingKey, _Pending]
+    builder: TraceBuilder,
+    message: _Message,
+    pending: dict[_PendingKey, _Pending],
+    one_stream: bool,
 ) -> bool:
     """Keep a notification or request the server sent in its call's `server_messages`; False
     when no call takes it. A malformed one is left out with a warning naming its line."""
@@ -290,28 +312,70 @@ def _server_message(
             "left out of the universe",
         )
         return True
-    messages = _attribute(message, pending)
+    messages = _attribute(message, pending, one_stream)
     if messages is None:
         return False
-    entry: dict[str, Any] = {"method": msg["method"]}
-    if "params" in msg:
-        entry["params"] = msg["params"]
-    messages.append((entry, "id" in msg))
+    entry = messages.take(msg)
     if "id" in msg:
         key = message.request_key(msg["id"])
         pending[key] = _Pending(msg["method"], msg.get("params"), asked=entry)
     return True
 
 
+def _call_sent(
+    doc: Document,
+    builder: TraceBuilder,
+    message: _Message,
+    upstream: str,
+    waiting: AwaitingRetry[_Pending],
+) -> _Pending:
+    """A `tools/call` request: a new call, or the retry of one answered `input_required`, which
+    goes on as the same call (its first request's place, id and start)."""
+    msg = message.msg
+    params = as_obj(doc, msg.get("params"), f"{message.line}: params")
+    name = params.get("name")
+    if not isinstance(name, str) or not name:
+        doc.fail("tools/call without a tool name", f"{message.line}: params.name")
+    retried = waiting.retried(name, params)
+    if retried is not None:
+        messages, first = retried
+        return _Pending("tools/call", params, first.call, messages, first.line)
+    call = builder.call(
+        upstream,
+        name,
+        parse_args(params.get("arguments")),
+        call_id=_id_text(msg["id"]),
+        started_at=message.ts,
+        timing="exact" if message.ts else "none",
+        provenance={"line": message.line},
+    )
+    return _Pending("tools/call", params, call, CallMessages(params), message.line)
+
+
+def _not_final(
+    builder: TraceBuilder, answer: _Message, call: _Pending, waiting: AwaitingRetry[_Pending]
+) -> None:
+    """A `tools/call` answer that does not end the call: an `input_required` round waits for
+    the retry; any other kind is kept in the log only, with a warning."""
+    result = answer.msg["result"]
+    params = call.params if isinstance(call.params, dict) else {}
+    if result.get("resultType") == "input_required" and call.messages is not None:
+        waiting.wait(params.get("name", ""), call.messages, result, call)
+        return
+    builder.warn(
+        "call_result_not_final",
+        f"{answer.line}: a tools/call answer with resultType {result.get('resultType')!r}, "
+        "which does not end the call; the call keeps no result from it",
+    )
+
+
 def _answered_messages(
-    builder: TraceBuilder, answer: _Message, messages: list[tuple[dict[str, Any], bool]]
+    builder: TraceBuilder, answer: _Message, messages: CallMessages
 ) -> list[dict[str, Any]] | None:
     """A call's server messages, less the requests the client never answered (replay could not
     compare a live answer with anything; a warning says so)."""
     kept = []
-    for entry, is_request in messages:
-        if is_request and "response" not in entry:
-            continue
+    for entry in messages.kept():
         if nested_deeper_than(entry, MAX_NESTING):
             builder.warn(
                 "surface_too_deep",
@@ -320,13 +384,12 @@ def _answered_messages(
             )
             continue
         kept.append(entry)
-    for entry, is_request in messages:
-        if is_request and "response" not in entry:
-            builder.warn(
-                "server_request_unanswered",
-                f"{answer.line}: the call was answered before the client answered the server's "
-                f"{entry['method']} request sent while answering it; that request is left out",
-            )
+    for entry in messages.unanswered():
+        builder.warn(
+            "server_request_unanswered",
+            f"{answer.line}: the call was answered before the client answered the server's "
+            f"{entry['method']} request sent while answering it; that request is left out",
+        )
     return kept or None
 
 

@@ -20,6 +20,7 @@ from typing import Any
 import msgspec
 
 from .. import trace_context
+from ..call_messages import AwaitingRetry, CallMessages, attribute, is_final
 from ..calls import MCPCall, without_envelope
 from ..canonical import canonical_key
 
@@ -40,13 +41,16 @@ _SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 _PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
 
 
-class LogRecord(msgspec.Struct, gc=False):
-    """One line of the capture log: `{"ts", "conn", "dir", "msg"}` (what `wt import` reads)."""
+class LogRecord(msgspec.Struct, gc=False, omit_defaults=True):
+    """One line of the capture log: `{"ts", "conn", "dir", "msg"}` (what `wt import` reads),
+    and `in_reply_to` for a message the upstream sent on a request's HTTP answer: that request's
+    id (so an import ties a server message to its call as the tap did)."""
 
     ts: float
     conn: str
     dir: str
     msg: Any
+    in_reply_to: Any = msgspec.UNSET
 
 
 def decode_messages(body: bytes) -> list[dict[str, Any]]:
@@ -64,28 +68,15 @@ class _Pending:
     method: str
     params: Any
     started_at: float
-    server_messages: list[tuple[dict[str, Any], bool]] = field(default_factory=list)
-    """For a `tools/call`: what the server sent while answering it, in order (each entry with
-    whether it is a request, which is kept only once the client's answer is in it)."""
+    call: CallMessages | None = None
+    """For a `tools/call`: what the server sent while answering it (and in the rounds before,
+    for the retry of a call answered `input_required`)."""
     entry: dict[str, Any] | None = None
     """For a server-to-client request attributed to a call: its `server_messages` entry, which
     gets the client's `response`."""
     traceparent: str | None = None
     """For an agent's request, when an OpenTelemetry export captures trace context: the
     `traceparent` of its `_meta`, else of the HTTP request that carried it."""
-    input_rounds: _InputRounds | None = None
-    """For the retry of a call answered `input_required`: the rounds so far."""
-
-
-@dataclass
-class _InputRounds:
-    """A call's 2026-07-28 `input_required` rounds so far: what the server sent in them, in
-    order (notifications, and the input requests with their round and key), and the requests of
-    the last round, which the agent's retry answers."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    round: int = 0
-    open: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -126,7 +117,7 @@ class SessionTap:
     """`tools/call` requests answered with a JSON-RPC error (kept in the log only)."""
     incomplete_calls: int = 0
     """`tools/call` answers that were not final (2026-07-28 `resultType` other than complete):
-    the `input_required` rounds, kept in the final answer's server messages (`_InputRounds`)."""
+    the `input_required` rounds, kept in the final answer's server messages (`call_messages`)."""
     unattributed: int = 0
     """Server notifications and requests that could not be tied to one call (log only)."""
     changes: int = 0
@@ -134,8 +125,8 @@ class SessionTap:
     on_change: Callable[[MCPCall | None], None] | None = None
     """Told of every change: with the call it completed, or None for anything else."""
     _pending: dict[tuple[str, bytes], _Pending] = field(default_factory=dict)
-    _input_rounds: dict[tuple[str, Any], _InputRounds] = field(default_factory=dict)
-    """Per call (tool, canonical arguments) answered `input_required` and not retried yet."""
+    _input_rounds: AwaitingRetry[None] = field(default_factory=AwaitingRetry)
+    """The calls answered `input_required` and not retried yet."""
 
     def observe(
         self,
@@ -154,7 +145,10 @@ class SessionTap:
         `server/discover`) answers that request. `traceparent` is the HTTP `traceparent`
         header of an agent's request, for an OpenTelemetry export (`_meta`'s comes first)."""
         now = time.time()
-        self.log.append(LogRecord(ts=now, conn=self.upstream, dir=direction, msg=message))
+        record = LogRecord(ts=now, conn=self.upstream, dir=direction, msg=message)
+        if in_reply_to is not None and direction == "s2c":
+            record.in_reply_to = in_reply_to
+        self.log.append(record)
         method = message.get("method")
         if direction == "c2s" and isinstance(method, str):
             self._note_era(message)
@@ -178,7 +172,7 @@ class SessionTap:
                 request.traceparent = trace_context.meta_traceparent(request.params) or traceparent
             self._pending[(direction, key)] = request
             if direction == "c2s" and method == "tools/call":
-                self._resume_rounds(request)
+                self._call_sent(request)
             return None
         pending = self._pending.pop((_OTHER_WAY.get(direction, ""), key), None)
         if pending is None:
@@ -197,43 +191,36 @@ class SessionTap:
     # -- server messages during a call ---------------------------------------------------------
 
     def _attribute(self, message: dict[str, Any], stream: Any) -> dict[str, Any] | None:
-        """Tie a server notification or request to the `tools/call` it was sent while answering.
-
-        In order: the agent request whose HTTP response stream carried it; for a progress
-        notification, the call whose `_meta.progressToken` it names; over a one-stream upstream
-        (stdio), the one call in flight. Anything else stays in the log only.
-        """
-        call = self._pending_call(stream) if stream is not None else None
-        params = message.get("params")
-        if call is None and message.get("method") == "notifications/progress":
-            token = params.get("progressToken") if isinstance(params, dict) else None
-            if token is not None:
-                call = next(
-                    (p for p in self._calls_in_flight() if _progress_token(p.params) == token),
-                    None,
-                )
-        if call is None and self.one_stream:
-            in_flight = self._calls_in_flight()
-            call = in_flight[0] if len(in_flight) == 1 else None
+        """Tie a server notification or request to the `tools/call` it was sent while answering
+        (`call_messages.attribute`: the agent request whose HTTP answer carried it, a progress
+        token, over a one-stream upstream the one call in flight); its entry, or None when it
+        stays in the log only."""
+        carried = self._pending_call(stream) if stream is not None else None
+        in_flight = [] if carried is not None else self._calls_in_flight()
+        call = attribute(message, in_flight, carried_by=carried, one_stream=self.one_stream)
         if call is None:
             self.unattributed += 1
             return None
-        entry: dict[str, Any] = {"method": message["method"]}
-        if "params" in message:
-            entry["params"] = params
-        call.server_messages.append((entry, "id" in message))
-        return entry
+        return call.take(message)
 
-    def _pending_call(self, request_id: Any) -> _Pending | None:
+    def _pending_call(self, request_id: Any) -> CallMessages | None:
         if not _hashable_id(request_id):
             return None
         pending = self._pending.get(("c2s", msgspec.json.encode(request_id)))
-        return pending if pending is not None and pending.method == "tools/call" else None
+        return pending.call if pending is not None else None
 
-    def _calls_in_flight(self) -> list[_Pending]:
+    def _calls_in_flight(self) -> list[CallMessages]:
         return [
-            p for (way, _), p in self._pending.items() if way == "c2s" and p.method == "tools/call"
+            p.call for (way, _), p in self._pending.items() if way == "c2s" and p.call is not None
         ]
+
+    def _call_sent(self, request: _Pending) -> None:
+        """An agent's `tools/call`: a new call, or the retry of one answered `input_required`
+        (whose messages so far it carries on)."""
+        params = request.params if isinstance(request.params, dict) else {}
+        name = params.get("name")
+        retried = self._input_rounds.retried(name, params) if isinstance(name, str) else None
+        request.call = retried[0] if retried is not None else CallMessages(params)
 
     # -- answers -------------------------------------------------------------------------------
 
@@ -322,13 +309,13 @@ class SessionTap:
         if not isinstance(result, dict):
             self.failed_calls += 1
             return None
-        if result.get("resultType", "complete") != "complete":
+        if not is_final(result):
             self.incomplete_calls += 1  # asks the agent for input; the final answer comes later
-            if result.get("resultType") == "input_required":
-                self._note_input_round(name, params, pending, result)
+            if result.get("resultType") == "input_required" and pending.call is not None:
+                self._input_rounds.wait(name, pending.call, result, None)
             return None
         arguments = params.get("arguments")
-        messages = _kept(pending.server_messages)
+        messages = pending.call.kept() if pending.call is not None else []
         call = MCPCall(
             tool_name=name,
             args=dict(arguments) if isinstance(arguments, dict) else {},
@@ -344,70 +331,10 @@ class SessionTap:
         self._changed(call)
         return call
 
-    # -- 2026-07-28 input_required rounds ---------------------------------------------------
-
-    def _note_input_round(
-        self, name: str, params: dict[str, Any], pending: _Pending, result: dict[str, Any]
-    ) -> None:
-        """An `input_required` answer: its input requests become server messages of the call
-        (with the round and key they had), answered when the agent retries."""
-        rounds = pending.input_rounds or _InputRounds()  # a retry carries the rounds so far
-        rounds.messages = _kept(pending.server_messages)
-        rounds.round += 1
-        rounds.open = []
-        requests = result.get("inputRequests")
-        for input_key, request in (requests if isinstance(requests, dict) else {}).items():
-            if not isinstance(request, dict) or not isinstance(request.get("method"), str):
-                continue
-            entry: dict[str, Any] = {"method": request["method"]}
-            if isinstance(request.get("params"), dict):
-                entry["params"] = request["params"]
-            entry.update(input_round=rounds.round, input_key=input_key)
-            rounds.open.append(entry)
-            rounds.messages.append(entry)
-        self._input_rounds[(name, _arguments_key(params))] = rounds
-
-    def _resume_rounds(self, retry: _Pending) -> None:
-        """The agent's retry of a call answered `input_required`: its `inputResponses` answer
-        the open round, and the retry's answer carries every round so far."""
-        params = retry.params if isinstance(retry.params, dict) else {}
-        if "inputResponses" not in params and "requestState" not in params:
-            return
-        name = params.get("name")
-        if not isinstance(name, str):
-            return
-        rounds = self._input_rounds.pop((name, _arguments_key(params)), None)
-        if rounds is None:
-            return
-        responses = params.get("inputResponses")
-        responses = responses if isinstance(responses, dict) else {}
-        for entry in rounds.open:
-            if entry["input_key"] in responses:
-                entry["response"] = {"result": responses[entry["input_key"]]}
-        retry.server_messages = [
-            (entry, "response" in entry or "input_round" in entry) for entry in rounds.messages
-        ]
-        retry.input_rounds = rounds
-
     def _changed(self, call: MCPCall | None) -> None:
         self.changes += 1
         if self.on_change is not None:
             self.on_change(call)
-
-
-def _kept(messages: list[tuple[dict[str, Any], bool]]) -> list[dict[str, Any]]:
-    """A call's server messages as recorded: a request only once the client's answer is in."""
-    return [entry for entry, is_request in messages if not is_request or "response" in entry]
-
-
-def _arguments_key(params: dict[str, Any]) -> Any:
-    arguments = params.get("arguments")
-    return canonical_key(arguments if isinstance(arguments, dict) else {})
-
-
-def _progress_token(params: Any) -> Any:
-    meta = params.get("_meta") if isinstance(params, dict) else None
-    return meta.get("progressToken") if isinstance(meta, dict) else None
 
 
 def _hashable_id(value: Any) -> bool:
