@@ -58,6 +58,7 @@ from .otlp_messages import (
     declare_definition,
     tool_definitions,
 )
+from .otlp_server_messages import read_server_messages
 from .otlp_spans import CLIENT, ERROR, SERVER, Span, read_spans
 from .otlp_surface import read_surface
 from .scrubbing import scrubbed_paths, unscrub_schema
@@ -303,6 +304,7 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         # A trace of resources, prompts or completions alone is still a world to replay.
         if not read_surface(builder, spans) and not builder.calls:
             raise _nothing_found(doc, spans)
+        read_server_messages(builder, spans, {})
         return
     named: list[_Group] = []
     for group in groups:
@@ -319,9 +321,12 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         raise _nothing_found(doc, spans)
     names = [group.name or "" for group in named]
     upstreams = _upstreams(builder, named, names, listed_server)
+    call_of: dict[str, Call] = {}
     for group, name, upstream in zip(named, names, upstreams, strict=True):
-        _call(builder, group.spans, name, upstream, definitions.get(name))
+        call = _call(builder, group.spans, name, upstream, definitions.get(name))
+        call_of.update((span.span_id, call) for span in group.spans if span.span_id)
     read_surface(builder, spans)
+    read_server_messages(builder, spans, call_of)
 
 
 def _args(group: list[Span]) -> tuple[Any, Span | None]:
@@ -350,7 +355,7 @@ def _call(
     name: str,
     upstream: str,
     definition: dict[str, Any] | None,
-) -> None:
+) -> Call:
     declare_definition(builder, upstream, name, definition)
     first = min(group, key=lambda s: (s.start, s.order))
     raw_args, args_span = _args(group)
@@ -384,6 +389,7 @@ def _call(
         builder.set_result(call, result, is_error=is_error, flags=flags)
     elif failed is not None:
         _failure(builder, call, failed, ranked)
+    return call
 
 
 def _error_type(span: Span) -> str:

@@ -9,8 +9,7 @@ holds, and then it is taken as `jsonrpc_surface` takes a capture's answers (iden
 `initialize`, the lists, reads, prompt gets, completions). A span of such a method that holds no
 answer is a warning naming the span and what is missing: the universe has no entry for it.
 
-Server notifications and server-to-client requests are not on these spans as messages of a call:
-an OTLP import has no `server_messages`.
+Server notifications and requests sent while answering a call are `otlp_server_messages`'s.
 """
 
 from __future__ import annotations
@@ -24,14 +23,14 @@ from .otlp_conventions import server_name
 from .otlp_spans import Span
 from .shape import opt_str
 
-__all__ = ["read_surface"]
+__all__ = ["json_object", "read_surface", "span_method", "wire"]
 
 _LOGFIRE_REQUEST = "MCP request: "
 # Values a pydantic dump must not be walked into: they are the server's or the user's own data.
 _OPAQUE = frozenset({"arguments", "structuredContent", "inputSchema", "outputSchema", "_meta"})
 
 
-def _json_object(value: Any) -> dict[str, Any] | None:
+def json_object(value: Any) -> dict[str, Any] | None:
     if isinstance(value, str):
         ok, value = parse_json_text(value)
         if not ok:
@@ -39,11 +38,11 @@ def _json_object(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def _wire(value: Any) -> Any:
+def wire(value: Any) -> Any:
     """An MCP model as pydantic dumped it by field name (`meta`, nulls) -> as the wire carries
     it (`_meta`, no nulls), key order kept."""
     if isinstance(value, list):
-        return [_wire(item) for item in value]
+        return [wire(item) for item in value]
     if not isinstance(value, dict):
         return value
     out: dict[str, Any] = {}
@@ -52,11 +51,11 @@ def _wire(value: Any) -> Any:
             continue
         name = "_meta" if key == "meta" else key
         # Prompt definitions list their `arguments`; a request gives them as an object (data).
-        out[name] = item if name in _OPAQUE and isinstance(item, dict) else _wire(item)
+        out[name] = item if name in _OPAQUE and isinstance(item, dict) else wire(item)
     return out
 
 
-def _method(span: Span, request: dict[str, Any] | None) -> str | None:
+def span_method(span: Span, request: dict[str, Any] | None) -> str | None:
     for found in (
         opt_str(span.attrs.get("mcp.method.name")),
         opt_str(span.attrs.get("rpc.method")),
@@ -100,19 +99,19 @@ def read_surface(builder: TraceBuilder, spans: list[Span]) -> int:
     missing: dict[tuple[str, str], Span] = {}
     found = 0
     for span in sorted(spans, key=lambda s: (s.start, s.order)):
-        request = _json_object(span.attrs.get("request"))
-        method = _method(span, request)
+        request = json_object(span.attrs.get("request"))
+        method = span_method(span, request)
         if method not in SURFACE_METHODS:
             continue
         found += 1
         params = request.get("params") if request is not None else None
-        params = _wire(params) if isinstance(params, dict) else {}
-        response = _json_object(span.attrs.get("response"))
+        params = wire(params) if isinstance(params, dict) else {}
+        response = json_object(span.attrs.get("response"))
         if response is None:
             missing.setdefault((method, _target(span, params)), span)
             continue
         upstream = _upstream(builder, span, called)
-        collector.answered(upstream, span.where, method, params, _wire(response))
+        collector.answered(upstream, span.where, method, params, wire(response))
     collector.fill(builder.surface)
     for (method, target), span in missing.items():
         builder.warn(
