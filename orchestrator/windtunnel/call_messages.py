@@ -2,7 +2,9 @@
 
 One set of rules for every producer that sees the wire: `wt record`'s tap (`record/tap.py`) and
 `wt import` of a JSON-RPC capture (`importing/mcp_jsonrpc.py`); a recording's `server_messages`
-(docs/universe.md) are what `CallMessages.kept` gives.
+(docs/universe.md) are what `CallMessages.kept` gives. `wt record`'s router
+(`record/routing.py`), which picks the agent's stream a stdio upstream's message goes out on,
+asks `attribute` too, with the requests in flight for candidates.
 
 **Which call a server message belongs to** (`attribute`), in order:
 
@@ -25,13 +27,32 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from .canonical import canonical_key
 
-__all__ = ["AwaitingRetry", "CallMessages", "attribute", "is_final", "is_retry"]
+__all__ = [
+    "AwaitingRetry",
+    "CallMessages",
+    "InFlight",
+    "attribute",
+    "is_final",
+    "is_retry",
+    "progress_token",
+]
 
 T = TypeVar("T")
+
+
+class InFlight(Protocol):
+    """A request sent and not yet answered, as `attribute` weighs it."""
+
+    @property
+    def progress_token(self) -> Any:
+        """The `_meta.progressToken` its request named, or None."""
+
+
+C = TypeVar("C", bound=InFlight)
 
 
 @dataclass
@@ -46,6 +67,10 @@ class CallMessages:
     """How many `input_required` answers the call had so far."""
     open: list[dict[str, Any]] = field(default_factory=list)
     """The input requests of the last round, which the client's retry answers."""
+
+    @property
+    def progress_token(self) -> Any:
+        return progress_token(self.params)
 
     def take(self, message: dict[str, Any]) -> dict[str, Any]:
         """Keep a server notification or request; its entry (a request's gets the `response`)."""
@@ -95,11 +120,11 @@ class CallMessages:
 
 def attribute(
     message: dict[str, Any],
-    in_flight: Sequence[CallMessages],
+    in_flight: Sequence[C],
     *,
-    carried_by: CallMessages | None = None,
+    carried_by: C | None = None,
     one_stream: bool,
-) -> CallMessages | None:
+) -> C | None:
     """The call a server notification or request belongs to (the module's rules), or None.
 
     `in_flight`: the `tools/call` requests sent and not yet answered on the message's connection,
@@ -110,7 +135,7 @@ def attribute(
         params = message.get("params")
         token = params.get("progressToken") if isinstance(params, dict) else None
         if token is not None:
-            named = next((c for c in in_flight if _progress_token(c.params) == token), None)
+            named = next((c for c in in_flight if c.progress_token == token), None)
             if named is not None:
                 return named
     if one_stream and len(in_flight) == 1:
@@ -159,6 +184,7 @@ def _arguments_key(params: Any) -> Any:
     return canonical_key(arguments if isinstance(arguments, dict) else {})
 
 
-def _progress_token(params: Any) -> Any:
+def progress_token(params: Any) -> Any:
+    """The `_meta.progressToken` a request's params name, or None."""
     meta = params.get("_meta") if isinstance(params, dict) else None
     return meta.get("progressToken") if isinstance(meta, dict) else None

@@ -3,7 +3,8 @@
 A stdio server writes its notifications and requests (logs, progress, `sampling/createMessage`,
 `roots/list`, ...) on the one stdout it has, naming no HTTP request. The agent reads them either on
 the event stream of the POST that is waiting for an answer or on its standalone GET stream. The
-router picks, for each message, in order:
+router picks, for each message, in order (`call_messages.attribute`: the rules the recording ties
+a message to its call by, here over every request in flight):
 
 1. a progress notification goes to the request whose `_meta.progressToken` it names;
 2. anything else goes to the one request in flight, when exactly one is (over stdio the server
@@ -24,6 +25,7 @@ from typing import Any
 import msgspec
 import trio
 
+from ..call_messages import attribute, progress_token
 from .tap import decode_messages
 
 __all__ = ["Outbox", "ServerMessageRouter"]
@@ -55,10 +57,7 @@ class ServerMessageRouter:
     def open(self, message: dict[str, Any]) -> Outbox:
         """A request in flight that can carry server messages on its event stream."""
         send, receive = trio.open_memory_channel[tuple[bool, bytes]](math.inf)
-        params = message.get("params")
-        meta = params.get("_meta") if isinstance(params, dict) else None
-        token = meta.get("progressToken") if isinstance(meta, dict) else None
-        outbox = Outbox(send, receive, token)
+        outbox = Outbox(send, receive, progress_token(message.get("params")))
         self._in_flight[_key(message["id"])] = outbox
         return outbox
 
@@ -94,16 +93,8 @@ class ServerMessageRouter:
     def _target(self, messages: list[dict[str, Any]]) -> Outbox | None:
         if len(messages) != 1 or not isinstance(messages[0].get("method"), str):
             return None  # a batch, or a response nobody waits for any more
-        message = messages[0]
-        params = message.get("params")
-        if message["method"] == "notifications/progress" and isinstance(params, dict):
-            token = params.get("progressToken")
-            for outbox in self._in_flight.values():
-                if token is not None and outbox.progress_token == token:
-                    return outbox
-        if len(self._in_flight) == 1:
-            return next(iter(self._in_flight.values()))
-        return None
+        # `wt record`'s rules (call_messages), over every request that can carry the message.
+        return attribute(messages[0], list(self._in_flight.values()), one_stream=True)
 
 
 def _key(request_id: Any) -> bytes:
