@@ -36,7 +36,9 @@ def exercise(universe: Universe) -> None:
     server = RecordedMCPServer(universe, synthesize=synthesize)
     for recording in universe.recordings:
         try:
-            server.call_tool(recording.tool_name, recording.args)
+            # As MCP's params carry them: sent bare, flat args that look like a wire wrapper
+            # would be flattened once more (the loader flattens one level).
+            server.call_tool(recording.tool_name, {"arguments": recording.args})
         except UnknownToolError:
             raise AssertionError("a loaded universe's recording names an unknown tool") from None
     for tool in universe.tools:
