@@ -49,3 +49,19 @@ def write_universe_file(tmp_path: Path) -> UniverseFactory:
         return path
 
     return write
+
+
+# Files whose tests start Ray clusters: under pytest-xdist (`scripts/test` runs the suite on
+# several workers) they run on one worker, one after another, as Ray's local clusters on one host
+# share its session directory (/tmp/ray) and default ports.
+RAY_FILES = frozenset(
+    {"test_ray.py", "test_ray_cluster.py", "test_ray_jobs.py", "test_ray_ship.py"}
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.path.name in RAY_FILES:
+            item.add_marker(pytest.mark.xdist_group("ray"))
