@@ -355,7 +355,14 @@ class MCPServer(ABC):
 
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes; recorded server messages are exchanged with
-        the client again (`answer_exchanging`)."""
+        the client again (`answer_exchanging`). A plain session is answered without the SDK
+        until a line needs it (`_stdio_lite`)."""
+        from ._stdio_lite import lite_session, serve_lazily
+
+        session = lite_session(self)
+        if session is not None:
+            await serve_lazily(self, session)
+            return
         from ._fast_path_stdio import StdioFastPath
         from ._stdio import serve_stdio
 
