@@ -28,6 +28,8 @@ and `_stdio_lite` hands the session over to it. The SDK's own constants (protoco
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -37,6 +39,7 @@ from ..calls import MCPCall, is_tool_result
 from ._shapes import tool_text
 
 __all__ = [
+    "CHECKED_SDKS",
     "HANDSHAKE_VERSIONS",
     "LATEST_HANDSHAKE_VERSION",
     "MODERN_VERSION",
@@ -45,6 +48,7 @@ __all__ = [
     "client_capabilities_ok",
     "envelope_ok",
     "implementation_ok",
+    "installed_sdk",
     "wire_json",
 ]
 
@@ -57,6 +61,12 @@ PROTOCOL_VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
 CLIENT_CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
 SERVER_INFO_KEY = "io.modelcontextprotocol/serverInfo"
+
+CHECKED_SDKS: dict[str, dict[str, Any]] = {"2.1.1": {"experimental": {}}, "2.3.0": {}}
+"""The SDK versions (`mcp` and `mcp-types` alike) whose answers this module writes, and what
+sets each apart: the `initialize` capabilities of 2.1.1 carry an empty `experimental`. Under any
+other version the SDK serves from the start. To add one: run tests/mcp/test_stdio_lite.py under
+it (as `test_sdk_range` runs the lowest) and record here what differs."""
 
 _TOOL_KEYS = ("annotations", "description", "inputSchema", "name", "outputSchema", "title")
 """A tool's keys answered here, in the order of both eras' `Tool` (`_meta`, `execution` and
@@ -94,6 +104,27 @@ def _plain(value: Any, depth: int) -> bool:
     if kind is dict:
         return all(type(k) is str and _plain(v, depth + 1) for k, v in value.items())
     return False
+
+
+def installed_sdk() -> str | None:
+    """The version of the installed SDK, read without importing it (`importlib.metadata`
+    costs more than this whole start-up saves on a small one): the `dist-info` folders next to
+    `mcp` and `mcp_types`; None when they are missing or disagree."""
+    found = set()
+    for package in ("mcp", "mcp_types"):
+        spec = importlib.util.find_spec(package)
+        if spec is None or spec.origin is None:
+            return None
+        folder = os.path.dirname(os.path.dirname(spec.origin))
+        versions = [
+            name[len(package) + 1 : -len(".dist-info")]
+            for name in os.listdir(folder)
+            if name.startswith(package + "-") and name.endswith(".dist-info")
+        ]
+        if len(versions) != 1:
+            return None
+        found.add(versions[0])
+    return found.pop() if len(found) == 1 else None
 
 
 def implementation_ok(info: Any) -> bool:
@@ -150,8 +181,11 @@ class LiteAnswers:
     `tools` is the listing of `tools/list` (each tool as `ToolSpec.listed()` gives it); `ok`
     says whether every one of them can be written here (else the SDK lists them)."""
 
-    def __init__(self, name: str, version: str, tools: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self, name: str, version: str, tools: Sequence[Mapping[str, Any]], sdk: str
+    ) -> None:
         self._stamp = {"name": name, "version": version}
+        self._capabilities = {**CHECKED_SDKS[sdk], "tools": {"listChanged": False}}
         self._listings = {era: _tools_json(tools, era) for era in ("legacy", "modern")}
         self.ok = (
             wire_json(self._stamp) is not None
@@ -160,9 +194,8 @@ class LiteAnswers:
         )
 
     def initialize(self, version: str) -> bytes | None:
-        capabilities = {"tools": {"listChanged": False}}
         result = {
-            "capabilities": capabilities,
+            "capabilities": self._capabilities,
             "protocolVersion": version,
             "serverInfo": self._stamp,
         }

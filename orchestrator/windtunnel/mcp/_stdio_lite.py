@@ -27,7 +27,8 @@ code (`FastPath.reply_answered`), imported then: the call is answered once, neve
 
 Only a server for which a plain session needs nothing else starts this way (`lite_session`):
 no recorded identity or surface (resources, prompts, completions), no server messages, answers
-without Trio (no faults, no router), no OpenTelemetry export. Any other starts with the SDK.
+without Trio (no faults, no router), no OpenTelemetry export, and an installed SDK whose
+answers `_lite_answers` was checked against. Any other starts with the SDK.
 
 When is the SDK imported for a hand-over? On the line that needs it: that line waits for the
 import (about half a second of wall time here). Importing it up front in a background thread
@@ -54,12 +55,14 @@ import trio
 
 from .. import __version__, trace_context
 from ._lite_answers import (
+    CHECKED_SDKS,
     MODERN_VERSION,
     PROTOCOL_VERSION_KEY,
     LiteAnswers,
     client_capabilities_ok,
     envelope_ok,
     implementation_ok,
+    installed_sdk,
     negotiated,
 )
 from ._plain_call import PlainCall, decode_message, plain_call
@@ -73,7 +76,14 @@ if TYPE_CHECKING:
     from ._stdio import Resume
     from .spi import MCPServer
 
-__all__ = ["WARM_AFTER_IDLE_S", "LiteSession", "NeedsSDK", "lite_session", "serve_lazily"]
+__all__ = [
+    "WARM_AFTER_IDLE_S",
+    "LiteSession",
+    "NeedsSDK",
+    "lite_session",
+    "serve_fds_lazily",
+    "serve_lazily",
+]
 
 WARM_AFTER_IDLE_S = 0.5
 """How long the client may be silent after an answer before the SDK is imported in the
@@ -102,7 +112,11 @@ def lite_session(server: MCPServer) -> LiteSession | None:
     )
     if now is None or not plain_surface or server.messaging_tools():
         return None
-    answers = LiteAnswers(server.name, __version__, [t.listed() for t in server.tool_specs()])
+    sdk = installed_sdk()
+    if sdk not in CHECKED_SDKS:
+        return None
+    listed = [t.listed() for t in server.tool_specs()]
+    answers = LiteAnswers(server.name, __version__, listed, sdk)
     if not answers.ok:
         return None
     return LiteSession(
@@ -364,29 +378,40 @@ def _import_sdk() -> None:
 async def serve_lazily(server: MCPServer, session: LiteSession) -> None:
     """Serve `server` on stdin/stdout until stdin closes, starting with `session`."""
     with claimed_stdio() as (stdin_fd, stdout_fd), client_gone_ends_serving():
-        # Duplicates of our own, as in `_stdio.serve_fds`: a read still blocked when a signal
-        # abandons the thread keeps its fd, whose number is then never reused under it.
-        reader_fd, writer_fd = os.dup(stdin_fd), os.dup(stdout_fd)
-        stdout = Stdout(writer_fd)
-        finished = False
-        try:
-            pending = await trio.to_thread.run_sync(
-                run_lite, session, reader_fd, stdout, abandon_on_cancel=True
-            )
-            finished = True
-        finally:
-            if stdout.close():
-                os.close(writer_fd)
-            if finished:
-                os.close(reader_fd)
-        if pending is None:
-            return
-        from ._fast_path_stdio import StdioFastPath
-        from ._stdio import serve_fds
+        await serve_fds_lazily(server, session, stdin_fd, stdout_fd)
 
-        sdk_server = session.sdk_server()
+
+async def serve_fds_lazily(
+    server: MCPServer, session: LiteSession, read_fd: int, write_fd: int
+) -> bool:
+    """`serve_lazily` on lines read from `read_fd` and written to `write_fd` (the fds stay the
+    caller's); True if the session was handed over to the SDK."""
+    # Duplicates of our own, as in `_stdio.serve_fds`: a read still blocked when a signal
+    # abandons the thread keeps its fd, whose number is then never reused under it.
+    reader_fd, writer_fd = os.dup(read_fd), os.dup(write_fd)
+    stdout = Stdout(writer_fd)
+    finished = False
+    try:
+        pending = await trio.to_thread.run_sync(
+            run_lite, session, reader_fd, stdout, abandon_on_cancel=True
+        )
+        finished = True
+    finally:
+        if stdout.close():
+            os.close(writer_fd)
+        if finished:
+            os.close(reader_fd)
+    if pending is None:
+        return False
+    from ._fast_path_stdio import StdioFastPath
+    from ._stdio import serve_fds
+
+    sdk_server = session.sdk_server()
+    fast_path = None
+    if server.fast_path:
         fast_path = StdioFastPath(
             sdk_server, server.fast_path_tools(), server.handle_call, server.sync_answer()
         )
-        resume = session.resume(pending)
-        await serve_fds(sdk_server, stdin_fd, stdout_fd, fast_path, server.ordered_tools(), resume)
+    resume = session.resume(pending)
+    await serve_fds(sdk_server, read_fd, write_fd, fast_path, server.ordered_tools(), resume)
+    return True
