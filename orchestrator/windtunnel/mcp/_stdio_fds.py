@@ -15,7 +15,6 @@ from contextlib import contextmanager, suppress
 from functools import partial
 
 import structlog
-import trio
 
 __all__ = [
     "Stdout",
@@ -75,6 +74,8 @@ class Stdout:
 
     async def send(self, line: bytes, *, once_placed: Callable[[], None] | None = None) -> None:
         """`write_line` from Trio, in a worker thread."""
+        import trio
+
         await trio.to_thread.run_sync(
             partial(self.write_line, line, once_placed), abandon_on_cancel=True
         )

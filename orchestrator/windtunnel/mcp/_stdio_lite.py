@@ -48,10 +48,9 @@ import sys
 import threading
 from collections.abc import Callable
 from functools import partial
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
-import trio
 
 from .. import __version__, trace_context
 from ._lite_answers import (
@@ -78,10 +77,14 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WARM_AFTER_IDLE_S",
+    "Interruptible",
     "LiteSession",
     "NeedsSDK",
     "lite_session",
+    "run_lite",
     "serve_fds_lazily",
+    "serve_handed_over",
+    "serve_here",
     "serve_lazily",
 ]
 
@@ -324,15 +327,32 @@ async def _never(name: str, args: dict[str, Any]) -> Any:
     raise AssertionError("the SDK's replies here are for calls already answered")
 
 
-def run_lite(session: LiteSession, read_fd: int, stdout: Stdout) -> bytes | None:
-    """Answer lines from `read_fd` until it ends (None) or one needs the SDK: then what was
-    read and not answered, from that line on."""
+class Interruptible(Protocol):
+    """How a caller without Trio stops `run_lite` on a signal: `waiting` is True while it waits
+    for input, when the signal's handler may raise to interrupt the wait; `received` set
+    (a signal number) stops it before its next wait."""
+
+    received: int | None
+    waiting: bool
+
+
+def run_lite(
+    session: LiteSession, read_fd: int, stdout: Stdout, stop: Interruptible | None = None
+) -> bytes | None:
+    """Answer lines from `read_fd` until it ends or a stop (None), or one needs the SDK: then
+    what was read and not answered, from that line on."""
     buffer = bytearray()
     warmed = False
-    while True:
-        if not warmed and session.era is not None and not buffer:
-            warmed = _warm_when_idle(read_fd)
-        chunk = read_some(read_fd)
+    while stop is None or stop.received is None:
+        if stop is not None:
+            stop.waiting = True
+        try:
+            if not warmed and session.era is not None and not buffer:
+                warmed = _warm_when_idle(read_fd)
+            chunk = read_some(read_fd)
+        finally:
+            if stop is not None:
+                stop.waiting = False
         if not chunk:
             break
         buffer += chunk
@@ -340,6 +360,8 @@ def run_lite(session: LiteSession, read_fd: int, stdout: Stdout) -> bytes | None
             if not _answer(session, bytes(buffer[: end + 1]), stdout):
                 return bytes(buffer)
             del buffer[: end + 1]
+    else:
+        return None  # stopped
     if buffer and not _answer(session, bytes(buffer), stdout):  # a last line without newline
         return bytes(buffer)
     return None
@@ -388,6 +410,8 @@ async def serve_fds_lazily(
     caller's); True if the session was handed over to the SDK."""
     # Duplicates of our own, as in `_stdio.serve_fds`: a read still blocked when a signal
     # abandons the thread keeps its fd, whose number is then never reused under it.
+    import trio
+
     reader_fd, writer_fd = os.dup(read_fd), os.dup(write_fd)
     stdout = Stdout(writer_fd)
     finished = False
@@ -403,6 +427,22 @@ async def serve_fds_lazily(
             os.close(reader_fd)
     if pending is None:
         return False
+    await serve_handed_over(server, session, read_fd, write_fd, pending)
+    return True
+
+
+def serve_here(
+    session: LiteSession, read_fd: int, write_fd: int, stop: Interruptible
+) -> bytes | None:
+    """`run_lite` on this thread, without Trio, on the caller's fds (see `Interruptible`)."""
+    return run_lite(session, read_fd, Stdout(write_fd), stop)
+
+
+async def serve_handed_over(
+    server: MCPServer, session: LiteSession, read_fd: int, write_fd: int, pending: bytes
+) -> None:
+    """The session `session` began, served on by the SDK (`_stdio.serve_fds`) from `pending`,
+    what was read and not answered."""
     from ._fast_path_stdio import StdioFastPath
     from ._stdio import serve_fds
 
@@ -414,4 +454,3 @@ async def serve_fds_lazily(
         )
     resume = session.resume(pending)
     await serve_fds(sdk_server, read_fd, write_fd, fast_path, server.ordered_tools(), resume)
-    return True
