@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
+import os
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +32,7 @@ from tests.mcp.stdio_session import (
 from tests.mcp.test_stdio_fast_path import ping, run_script, script
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.mcp import _lite_answers as lite
-from windtunnel.mcp._stdio_lite import lite_session
+from windtunnel.mcp._stdio_lite import _warm_when_idle, lite_session
 
 RICH_TOOLS = [
     {
@@ -65,11 +67,19 @@ def plain_session(era: str, variant: int) -> list[tuple[Any, bool]]:
             "capabilities": CAPABILITIES[variant],
             "clientInfo": {"name": "test", "version": "1", "title": "T"},
         }
-        lines += [({**INITIALIZE, "params": init_params}, True), (INITIALIZED, False)]
         meta = None
-        lines += [(ping("p"), True)]
-        lines += [({"jsonrpc": "2.0", "id": "tl", "method": "tools/list"}, True)]
-        lines += [({"jsonrpc": "2.0", "id": "tl2", "method": "tools/list", "params": {}}, True)]
+        listing = [
+            (ping("p"), True),
+            ({"jsonrpc": "2.0", "id": "tl", "method": "tools/list"}, True),
+            ({"jsonrpc": "2.0", "id": "tl2", "method": "tools/list", "params": {}}, True),
+        ]
+        lines += [({**INITIALIZE, "params": init_params}, True)]
+        # The SDK serves requests once `initialize` is answered, before the client's
+        # `notifications/initialized` too.
+        if variant == 2:
+            lines += [*listing, (INITIALIZED, False)]
+        else:
+            lines += [(INITIALIZED, False), *listing]
     else:
         meta = {**MODERN_META, "io.modelcontextprotocol/clientCapabilities": CAPABILITIES[variant]}
         if variant == 1:
@@ -238,3 +248,21 @@ def test_json_is_written_as_pydantic_writes_it(value: Any) -> None:
 @pytest.mark.parametrize("value", [1.5, {"a": [0.1]}, "\ud800", {1: "a"}, (1, 2)])
 def test_json_that_might_differ_is_left_to_the_sdk(value: Any) -> None:
     assert lite.wire_json(value) is None
+
+
+def test_the_sdk_loads_in_the_background_once_the_client_is_idle() -> None:
+    """A line waiting: no warm-up. None within `WARM_AFTER_IDLE_S`: the SDK's modules load in a
+    thread of their own (here already loaded: the thread only finds them)."""
+    read_fd, write_fd = os.pipe()
+    try:
+        os.write(write_fd, b"{}\n")
+        assert _warm_when_idle(read_fd) is False
+        os.read(read_fd, 16)
+        assert _warm_when_idle(read_fd) is True
+        warming = [t for t in threading.enumerate() if t.name == "windtunnel-sdk-warm"]
+        for thread in warming:
+            thread.join(timeout=30)
+        assert all(not thread.is_alive() for thread in warming)
+    finally:
+        os.close(read_fd)
+        os.close(write_fd)

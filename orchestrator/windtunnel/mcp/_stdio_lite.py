@@ -284,7 +284,11 @@ class LiteSession:
         divergence = answered.divergence
         if divergence is not None and divergence.get("reason") == "unknown_tool":
             return self._sdk_reply(call, answered, version)
-        result = self._answers.call_result(answered, era)
+        try:
+            result = self._answers.call_result(answered, era)
+        except Exception:  # the call is consumed: whatever its result, the SDK writes it
+            logging.getLogger("windtunnel").debug("result left to the SDK", exc_info=True)
+            result = None
         if result is None:
             return self._sdk_reply(call, answered, version)
         return self._response(result)
@@ -373,6 +377,9 @@ def _answer(session: LiteSession, line: bytes, stdout: Stdout) -> bool:
     try:
         reply = session.step(line)
     except NeedsSDK:
+        return False
+    except Exception:  # nothing was answered or consumed: the SDK answers it, as any other
+        logging.getLogger("windtunnel").exception("stdio start-up could not read a line")
         return False
     if reply is not None:
         stdout.write_line(reply)
