@@ -12,6 +12,9 @@ them at once; the server answers in order). Measured with a raw pipe client, tak
   follows stdin closing right after the answer, so it is the start-up and the session);
 - the per-call pattern of langchain-mcp-adapters' default tools: 8 calls, a new stdio session
   (a new server process) for each, back to back;
+- the same pattern through langchain-mcp-adapters itself (`langchain_per_call.py`), when
+  `.venvs/fw-langchain` exists (`scripts/setup_venv fw-langchain`): its client spawns each
+  server with its own environment and waits for each session's handshake;
 - a universe of about 1 MB (the CRM example with its recordings repeated), for the share of
   start-up that loading a universe takes;
 - `wt record --stdio` in front of a canned upstream (a few lines of plain Python answering the
@@ -210,6 +213,42 @@ def _imports(universe: Path, env: dict[str, str], session: bytes) -> dict[str, A
     }
 
 
+def _langchain(rounds: int, env: dict[str, str], scratch: Path) -> dict[str, Any] | None:
+    """`langchain_per_call.py` in `.venvs/fw-langchain`, `rounds` times; None without it."""
+    python = ROOT / ".venvs" / "fw-langchain" / "bin" / "python"
+    if not python.exists():
+        return None
+    spec = scratch / "langchain.json"
+    kept = ("PATH", "HOME", "PYTHONPATH", "PYTHONPYCACHEPREFIX")
+    server_env: dict[str, str] = {key: env[key] for key in kept if key in env}
+    argv = _wt_argv(UNIVERSE)
+    spec.write_text(
+        json.dumps(
+            {
+                "command": argv[0],
+                "args": argv[1:],
+                "env": server_env,
+                "tool": TOOL,
+                "arguments": ARGS,
+                "calls": PER_CALL_CALLS,
+            }
+        ),
+        encoding="utf-8",
+    )
+    script = Path(__file__).with_name("langchain_per_call.py")
+    samples = []
+    for _ in range(rounds):
+        done = subprocess.run(
+            [str(python), str(script), str(spec)], capture_output=True, check=True, timeout=600
+        )
+        samples.append(json.loads(done.stdout.decode().splitlines()[-1]))
+    return {
+        "calls": PER_CALL_CALLS,
+        "wall_s": Spread.of([s["wall_s"] for s in samples]).to_json(),
+        "cpu_s": Spread.of([s["cpu_s"] for s in samples]).to_json(),
+    }
+
+
 def measure_stdio(runs: int, env: dict[str, str], scratch: Path) -> dict[str, Any]:
     """The stdio figures (see the module docstring), JSON-ready."""
     big = _big_universe(scratch)
@@ -236,6 +275,7 @@ def measure_stdio(runs: int, env: dict[str, str], scratch: Path) -> dict[str, An
         )
     return {
         "runs": runs,
+        "langchain": _langchain(max(1, runs // 3), env, scratch),
         "first_answer": {
             name: {
                 "wall_s": Spread.of([s.wall_s for s in launches]).to_json(),
@@ -287,6 +327,16 @@ def stdio_markdown(stdio: dict[str, Any]) -> list[str]:
     pattern = stdio["per_call_pattern"]
     imports = stdio["imports"]
     modern = stdio.get("imports_modern", imports)
+    langchain = stdio.get("langchain")
+    if langchain is not None:
+        lines += [
+            "",
+            f"langchain-mcp-adapters' default tools themselves (`.venvs/fw-langchain`), "
+            f"{langchain['calls']} calls of one tool, each spawning `wt serve --stdio crm`: wall "
+            f"{langchain['wall_s']['median']:.2f} s, CPU of the spawned processes (the listing "
+            f"session included) {langchain['cpu_s']['median']:.2f} s (medians of "
+            f"{langchain['wall_s']['n']}).",
+        ]
     lines += [
         "",
         f"Per-call pattern (langchain-mcp-adapters' default tools: a new stdio session per call), "
