@@ -306,7 +306,9 @@ def stdio_markdown(stdio: dict[str, Any]) -> list[str]:
         "",
         "`wt serve --stdio` and `wt record --stdio` (in front of a canned upstream, whose CPU it "
         f"includes), spawn to the first `tools/call` answer (raw pipe client: "
-        f"`initialize`, `notifications/initialized`, `tools/list`, `tools/call` sent at once), "
+        f"`initialize`, `notifications/initialized`, `tools/list`, `tools/call` sent at once; in "
+        f"the 2026-07-28 row `server/discover`, `tools/list`, `tools/call`, each with its `_meta` "
+        f"envelope), "
         f"{stdio['runs']} launches each taking turns with `{BASELINE}` (to its exit); CPU is the "
         f"process's user + system time to its exit. Target: CPU under {CPU_TARGET_S} s.",
         "",
