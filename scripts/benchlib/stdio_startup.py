@@ -6,10 +6,15 @@ them at once; the server answers in order). Measured with a raw pipe client, tak
 `python -c pass` in the same run:
 
 - wall: spawn to the `tools/call` answer;
+- both protocol eras: the handshake above, and a 2026-07-28 session (`server/discover`,
+  `tools/list`, `tools/call`, each with its `_meta` envelope);
 - CPU: the server process's user + system time from spawn to its exit (`os.wait4`; the exit
   follows stdin closing right after the answer, so it is the start-up and the session);
 - the per-call pattern of langchain-mcp-adapters' default tools: 8 calls, a new stdio session
   (a new server process) for each, back to back;
+- the same pattern through langchain-mcp-adapters itself (`langchain_per_call.py`), when
+  `.venvs/fw-langchain` exists (`scripts/setup_venv fw-langchain`): its client spawns each
+  server with its own environment and waits for each session's handshake;
 - a universe of about 1 MB (the CRM example with its recordings repeated), for the share of
   start-up that loading a universe takes;
 - `wt record --stdio` in front of a canned upstream (a few lines of plain Python answering the
@@ -62,8 +67,25 @@ SESSION: list[dict[str, Any]] = [
     },
 ]
 SESSION_BYTES = b"".join(json.dumps(message).encode() + b"\n" for message in SESSION)
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+    "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "1"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+MODERN_SESSION: list[dict[str, Any]] = [
+    {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": MODERN_META}},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"_meta": MODERN_META}},
+    {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "tools/call",
+        "params": {"name": TOOL, "arguments": ARGS, "_meta": MODERN_META},
+    },
+]
+MODERN_BYTES = b"".join(json.dumps(message).encode() + b"\n" for message in MODERN_SESSION)
 BASELINE = "python -c pass"
 SERVE = "wt serve --stdio crm"
+SERVE_MODERN = "wt serve --stdio crm (2026-07-28)"
 SERVE_BIG = "wt serve --stdio (1 MB universe)"
 RECORD = "wt record --stdio (canned upstream)"
 
@@ -122,7 +144,9 @@ def _baseline(env: dict[str, str]) -> StdioLaunch:
     return StdioLaunch(wall, usage.ru_utime + usage.ru_stime)
 
 
-def _session(argv: Sequence[str], env: dict[str, str]) -> StdioLaunch:
+def _session(
+    argv: Sequence[str], env: dict[str, str], session: bytes = SESSION_BYTES
+) -> StdioLaunch:
     """Spawn, send the session, read up to the `tools/call` answer, close stdin, reap."""
     started = time.perf_counter()
     process = subprocess.Popen(
@@ -130,7 +154,7 @@ def _session(argv: Sequence[str], env: dict[str, str]) -> StdioLaunch:
     )
     assert process.stdin is not None
     assert process.stdout is not None
-    process.stdin.write(SESSION_BYTES)
+    process.stdin.write(session)
     process.stdin.flush()
     while True:
         line = process.stdout.readline()
@@ -165,12 +189,12 @@ def _big_universe(directory: Path) -> Path:
     return path
 
 
-def _imports(universe: Path, env: dict[str, str]) -> dict[str, Any]:
+def _imports(universe: Path, env: dict[str, str], session: bytes) -> dict[str, Any]:
     """How many modules one session's server imports, and whether the SDK is among them."""
     done = subprocess.run(
         [sys.executable, "-X", "importtime", *_wt_argv(universe)[1:]],
         env=env,
-        input=SESSION_BYTES,
+        input=session,
         capture_output=True,
         check=True,
     )
@@ -183,7 +207,45 @@ def _imports(universe: Path, env: dict[str, str]) -> dict[str, Any]:
     return {
         "modules": len(modules),
         "sdk_imported": "mcp" in tops,
-        "heavy": sorted(tops & {"mcp", "mcp_types", "pydantic", "anyio", "starlette", "httpx2"}),
+        "heavy": sorted(
+            tops & {"mcp", "mcp_types", "pydantic", "anyio", "starlette", "httpx2", "trio"}
+        ),
+    }
+
+
+def _langchain(rounds: int, env: dict[str, str], scratch: Path) -> dict[str, Any] | None:
+    """`langchain_per_call.py` in `.venvs/fw-langchain`, `rounds` times; None without it."""
+    python = ROOT / ".venvs" / "fw-langchain" / "bin" / "python"
+    if not python.exists():
+        return None
+    spec = scratch / "langchain.json"
+    kept = ("PATH", "HOME", "PYTHONPATH", "PYTHONPYCACHEPREFIX")
+    server_env: dict[str, str] = {key: env[key] for key in kept if key in env}
+    argv = _wt_argv(UNIVERSE)
+    spec.write_text(
+        json.dumps(
+            {
+                "command": argv[0],
+                "args": argv[1:],
+                "env": server_env,
+                "tool": TOOL,
+                "arguments": ARGS,
+                "calls": PER_CALL_CALLS,
+            }
+        ),
+        encoding="utf-8",
+    )
+    script = Path(__file__).with_name("langchain_per_call.py")
+    samples = []
+    for _ in range(rounds):
+        done = subprocess.run(
+            [str(python), str(script), str(spec)], capture_output=True, check=True, timeout=600
+        )
+        samples.append(json.loads(done.stdout.decode().splitlines()[-1]))
+    return {
+        "calls": PER_CALL_CALLS,
+        "wall_s": Spread.of([s["wall_s"] for s in samples]).to_json(),
+        "cpu_s": Spread.of([s["cpu_s"] for s in samples]).to_json(),
     }
 
 
@@ -192,6 +254,7 @@ def measure_stdio(runs: int, env: dict[str, str], scratch: Path) -> dict[str, An
     big = _big_universe(scratch)
     argv = {
         SERVE: _wt_argv(UNIVERSE),
+        SERVE_MODERN: _wt_argv(UNIVERSE),
         SERVE_BIG: _wt_argv(big),
         RECORD: _record_argv(scratch),
     }
@@ -200,7 +263,8 @@ def measure_stdio(runs: int, env: dict[str, str], scratch: Path) -> dict[str, An
     _session(argv[SERVE], env)  # fills the bytecode cache
     for repeat in range(runs):
         for name in turns(names, repeat):
-            launch = _baseline(env) if name == BASELINE else _session(argv[name], env)
+            session = MODERN_BYTES if name == SERVE_MODERN else SESSION_BYTES
+            launch = _baseline(env) if name == BASELINE else _session(argv[name], env, session)
             samples[name].append(launch)
     per_call: list[StdioLaunch] = []
     for _ in range(max(1, runs // 3)):
@@ -211,6 +275,7 @@ def measure_stdio(runs: int, env: dict[str, str], scratch: Path) -> dict[str, An
         )
     return {
         "runs": runs,
+        "langchain": _langchain(max(1, runs // 3), env, scratch),
         "first_answer": {
             name: {
                 "wall_s": Spread.of([s.wall_s for s in launches]).to_json(),
@@ -223,9 +288,14 @@ def measure_stdio(runs: int, env: dict[str, str], scratch: Path) -> dict[str, An
             "wall_s": Spread.of([s.wall_s for s in per_call]).to_json(),
             "cpu_s": Spread.of([s.cpu_s for s in per_call]).to_json(),
         },
-        "universe_bytes": {SERVE: UNIVERSE.stat().st_size, SERVE_BIG: big.stat().st_size},
+        "universe_bytes": {
+            SERVE: UNIVERSE.stat().st_size,
+            SERVE_MODERN: UNIVERSE.stat().st_size,
+            SERVE_BIG: big.stat().st_size,
+        },
         "commands": {name: " ".join(command[1:]) for name, command in argv.items()},
-        "imports": _imports(UNIVERSE, env),
+        "imports": _imports(UNIVERSE, env, SESSION_BYTES),
+        "imports_modern": _imports(UNIVERSE, env, MODERN_BYTES),
     }
 
 
@@ -236,7 +306,9 @@ def stdio_markdown(stdio: dict[str, Any]) -> list[str]:
         "",
         "`wt serve --stdio` and `wt record --stdio` (in front of a canned upstream, whose CPU it "
         f"includes), spawn to the first `tools/call` answer (raw pipe client: "
-        f"`initialize`, `notifications/initialized`, `tools/list`, `tools/call` sent at once), "
+        f"`initialize`, `notifications/initialized`, `tools/list`, `tools/call` sent at once; in "
+        f"the 2026-07-28 row `server/discover`, `tools/list`, `tools/call`, each with its `_meta` "
+        f"envelope), "
         f"{stdio['runs']} launches each taking turns with `{BASELINE}` (to its exit); CPU is the "
         f"process's user + system time to its exit. Target: CPU under {CPU_TARGET_S} s.",
         "",
@@ -256,14 +328,26 @@ def stdio_markdown(stdio: dict[str, Any]) -> list[str]:
         )
     pattern = stdio["per_call_pattern"]
     imports = stdio["imports"]
+    modern = stdio.get("imports_modern", imports)
+    langchain = stdio.get("langchain")
+    if langchain is not None:
+        lines += [
+            "",
+            f"langchain-mcp-adapters' default tools themselves (`.venvs/fw-langchain`), "
+            f"{langchain['calls']} calls of one tool, each spawning `wt serve --stdio crm`: wall "
+            f"{langchain['wall_s']['median']:.2f} s, CPU of the spawned processes (the listing "
+            f"session included) {langchain['cpu_s']['median']:.2f} s (medians of "
+            f"{langchain['wall_s']['n']}).",
+        ]
     lines += [
         "",
         f"Per-call pattern (langchain-mcp-adapters' default tools: a new stdio session per call), "
         f"{pattern['calls']} calls back to back: wall {pattern['wall_s']['median']:.2f} s, "
         f"CPU {pattern['cpu_s']['median']:.2f} s (medians of {pattern['wall_s']['n']}).",
         "",
-        f"One session imports {imports['modules']} modules; the MCP SDK "
-        f"{'is' if imports['sdk_imported'] else 'is not'} among them"
+        f"One session imports {imports['modules']} modules ({modern['modules']} in the "
+        f"2026-07-28 era); the MCP SDK {'is' if imports['sdk_imported'] else 'is not'} among "
+        f"them ({'is' if modern['sdk_imported'] else 'is not'} in the 2026-07-28 era)"
         + (f" (heavy packages: {', '.join(imports['heavy'])})." if imports["heavy"] else "."),
     ]
     return lines

@@ -14,6 +14,7 @@ import trio
 from windtunnel.mcp import MCPServer
 from windtunnel.mcp._fast_path_stdio import StdioFastPath
 from windtunnel.mcp._stdio import serve_fds
+from windtunnel.mcp._stdio_lite import lite_session, serve_fds_lazily
 
 ANSWERING = ("thread", "trio")
 """Where plain calls are answered: on the reader thread (the server's `SyncAnswer`), or on Trio
@@ -70,6 +71,54 @@ class StdioClient:
         return await self.receive()
 
 
+@dataclass
+class LiteOutcome:
+    """How a session that started without the SDK went: `handed_over` once it is over."""
+
+    handed_over: bool | None = None
+
+
+@asynccontextmanager
+async def lite_stdio_session(server: MCPServer) -> AsyncIterator[tuple[StdioClient, LiteOutcome]]:
+    """Serve `server` over a pair of pipes as `wt serve --stdio` does (SDK-free until a line
+    needs it: `_stdio_lite`) until the block ends."""
+    session = lite_session(server)
+    assert session is not None, "the server does not start without the SDK"
+    outcome = LiteOutcome()
+
+    async def serve(server_in: int, server_out: int) -> None:
+        outcome.handed_over = await serve_fds_lazily(server, session, server_in, server_out)
+
+    async with _piped(serve, non_blocking=False) as client:
+        yield client, outcome
+
+
+@asynccontextmanager
+async def _piped(
+    serve: Any, *, non_blocking: bool, saw: list[tuple[str, Any]] | None = None
+) -> AsyncIterator[StdioClient]:
+    """`serve(server_in, server_out)` on one end of two pipes, the client on the other."""
+    client_in, server_out = os.pipe()
+    server_in, client_out = os.pipe()
+    if non_blocking:
+        os.set_blocking(server_in, False)
+        os.set_blocking(server_out, False)
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(serve, server_in, server_out)
+            to_server = trio.lowlevel.FdStream(os.dup(client_out))
+            from_server = trio.lowlevel.FdStream(os.dup(client_in))
+            async with to_server, from_server:
+                yield StdioClient(to_server, from_server, saw if saw is not None else [])
+                os.close(client_out)
+                client_out = -1
+                await to_server.aclose()  # stdin's last writer gone: EOF, the session ends
+    finally:
+        for fd in (client_in, server_out, server_in, client_out):
+            if fd >= 0:
+                os.close(fd)
+
+
 @asynccontextmanager
 async def stdio_session(
     server: MCPServer, *, fast: bool, answering: str = "thread", non_blocking: bool = False
@@ -89,26 +138,9 @@ async def stdio_session(
     tools = [spec.name for spec in server.tool_specs() if spec.name not in messaging]
     now = server.sync_answer() if answering == "thread" else None
     calls = StdioFastPath(sdk, tools, server.handle_call, now) if fast else None
-    client_in, server_out = os.pipe()
-    server_in, client_out = os.pipe()
-    if non_blocking:
-        os.set_blocking(server_in, False)
-        os.set_blocking(server_out, False)
-    try:
-        async with trio.open_nursery() as nursery:
 
-            async def serve() -> None:
-                await serve_fds(sdk, server_in, server_out, calls, server.ordered_tools())
+    async def serve(server_in: int, server_out: int) -> None:
+        await serve_fds(sdk, server_in, server_out, calls, server.ordered_tools())
 
-            nursery.start_soon(serve)
-            to_server = trio.lowlevel.FdStream(os.dup(client_out))
-            from_server = trio.lowlevel.FdStream(os.dup(client_in))
-            async with to_server, from_server:
-                yield StdioClient(to_server, from_server, saw)
-                os.close(client_out)
-                client_out = -1
-                await to_server.aclose()  # stdin's last writer gone: EOF, the session ends
-    finally:
-        for fd in (client_in, server_out, server_in, client_out):
-            if fd >= 0:
-                os.close(fd)
+    async with _piped(serve, non_blocking=non_blocking, saw=saw) as client:
+        yield client

@@ -281,6 +281,18 @@ def test_quick_startup_reports_every_command_on_both_caches(tmp_path: Path) -> N
     assert "windtunnel.cli.main" in modules
     assert "mcp" not in modules
     assert "| `wt plan` |" in md.read_text()
+    stdio = data["stdio"]
+    assert set(stdio["first_answer"]) == {
+        "python -c pass",
+        "wt serve --stdio crm",
+        "wt serve --stdio crm (2026-07-28)",
+        "wt serve --stdio (1 MB universe)",
+        "wt record --stdio (canned upstream)",
+    }
+    # A plain session of either era is answered without the SDK (issue 31).
+    assert stdio["imports"]["sdk_imported"] is False
+    assert stdio["imports_modern"]["sdk_imported"] is False
+    assert "| `wt serve --stdio crm (2026-07-28)` |" in md.read_text()
 
 
 def test_quick_scale_times_both_levels_and_builds_the_model(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 from .. import trace_context
 from ..calls import MCPCall
 from .events import make_event
-from .router import RouterLedger
+from .router_ledger import RouterLedger
 from .sinks import LossySink, Sink
 
 __all__ = ["StdioEvents"]

@@ -7,11 +7,10 @@ import importlib
 import json
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 from typing import Any
-
-import trio
 
 from .._gc import tune_gc_for_serving
 from ..actors import JsonLinesSink, PipeSink, PipeTextStream, PipeWriter, Sink
@@ -22,6 +21,8 @@ from ..faults.engine import check_faults_against
 from ..faults.spec import ALL_TOOLS, Fault, parse_faults
 from ..line_format import LineRenderer, line_renderer
 from ..mcp._faulted import ProcessDropped
+from ..mcp._stdio_fds import claimed_stdio, client_gone_ends_serving
+from ..mcp._stdio_lite import LiteSession, lite_session, serve_handed_over, serve_here
 from ..mcp.recorded import RecordedMCPServer, upstream_name
 from ..mcp.spi import MCPServer
 from ..miss_answers import SynthesizeHook
@@ -113,6 +114,8 @@ def run_serve(args: argparse.Namespace) -> int:
             if args.stdio:
                 _run_stdio(next(iter(servers.values())), sinks, held)
             else:
+                import trio
+
                 trio.run(_serve_http, servers, args, sinks, stderr, held)
         finally:
             held.ignore()
@@ -196,6 +199,10 @@ def _check_every_fault_lands(faults: list[Fault], servers: dict[str, MCPServer])
             )
 
 
+class _Interrupted(Exception):
+    """A stop signal interrupted a wait for input outside Trio."""
+
+
 class _HeldSignals:
     """Stop signals held instead of dying of them, once `start`ed, until the process exits.
 
@@ -211,6 +218,9 @@ class _HeldSignals:
 
     def __init__(self) -> None:
         self.received: int | None = None
+        self.waiting = False
+        """A plain stdio session waits for a line on this thread (`_stdio_lite.Interruptible`):
+        a signal interrupts the wait."""
 
     def start(self) -> None:
         for signum in STOP_SIGNALS:
@@ -218,6 +228,8 @@ class _HeldSignals:
 
     def _hold(self, signum: int, frame: object) -> None:
         self.received = signum
+        if self.waiting:
+            raise _Interrupted
 
     def ignore(self) -> None:
         for signum in STOP_SIGNALS:
@@ -303,7 +315,13 @@ def _run_dropping(server: MCPServer, held: _HeldSignals) -> ProcessDropped | Non
     """Serve; the `drop` fault that ended the process early, if one did."""
     dropped: ProcessDropped | None = None
     try:
-        trio.run(_serve_stdio, server, held)
+        session = lite_session(server)
+        if session is None:
+            import trio
+
+            trio.run(_serve_stdio, server.serve_stdio, held)
+        else:
+            _serve_stdio_lazily(server, session, held)
     except* ProcessDropped as group:
         dropped = _first_dropped(group)
     return dropped
@@ -314,8 +332,28 @@ def _first_dropped(group: BaseExceptionGroup[ProcessDropped]) -> ProcessDropped:
     return _first_dropped(first) if isinstance(first, BaseExceptionGroup) else first
 
 
-async def _serve_stdio(server: MCPServer, held: _HeldSignals) -> None:
-    """Until stdin closes, or a signal: the same clean stop as over HTTP."""
+def _serve_stdio_lazily(server: MCPServer, session: LiteSession, held: _HeldSignals) -> None:
+    """A plain session on this thread, without Trio or the SDK (`_stdio_lite`), both loaded
+    once a line needs them; until stdin closes, or a signal."""
+    if held.received is not None:
+        return  # stopped before it started
+    with claimed_stdio() as (stdin_fd, stdout_fd), client_gone_ends_serving():
+        try:
+            pending = serve_here(session, stdin_fd, stdout_fd, held)
+        except _Interrupted:
+            return  # a stop signal while waiting for a line
+        if pending is None or held.received is not None:
+            return
+        import trio
+
+        serve = partial(serve_handed_over, server, session, stdin_fd, stdout_fd, pending)
+        trio.run(_serve_stdio, serve, held)
+
+
+async def _serve_stdio(serve: Callable[[], Awaitable[None]], held: _HeldSignals) -> None:
+    """`serve()` until stdin closes, or a signal: the same clean stop as over HTTP."""
+    import trio
+
     with trio.open_signal_receiver(*STOP_SIGNALS) as signals:
         if held.received is not None:
             return  # stopped before it started
@@ -326,7 +364,7 @@ async def _serve_stdio(server: MCPServer, held: _HeldSignals) -> None:
                     nursery.cancel_scope.cancel()
 
             nursery.start_soon(stop_on_signal)
-            await server.serve_stdio()
+            await serve()
             nursery.cancel_scope.cancel()
 
 
@@ -339,6 +377,8 @@ async def _serve_http(
 ) -> None:
     # Here, not at the top: the fleet's event feed loads a WebSocket stack (about 3% of
     # `wt serve --stdio`'s start-up), which stdio never binds.
+    import trio
+
     from ..actors import open_fleet
     from ..agents.base import mcp_config
 

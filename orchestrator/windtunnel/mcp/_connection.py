@@ -13,9 +13,10 @@ import contextlib
 import contextvars
 import os
 import socket
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-import trio
+if TYPE_CHECKING:
+    import trio
 
 __all__ = ["CONNECTION", "PEER_CHECK_S", "ConnectionControl", "SocketConnection"]
 
@@ -43,6 +44,8 @@ class SocketConnection:
     """`ConnectionControl` for one HTTP connection of the worker (`_http_worker`)."""
 
     def __init__(self, sock: trio.socket.SocketType) -> None:
+        import trio  # here: a plain stdio session loads no Trio (`_faulted` imports this)
+
         self._socket = sock
         self._closed = trio.Event()
 
@@ -59,6 +62,8 @@ class SocketConnection:
     async def wait_closed(self) -> None:
         # The worker's reader says so when it is reading; a plain call is answered from inside
         # that reader (`_fast_path_h11`), so the socket is also looked at now and then.
+        import trio
+
         while not self._peer_gone():
             with trio.move_on_after(PEER_CHECK_S):
                 await self._closed.wait()

@@ -47,7 +47,7 @@ from pydantic_core import to_json
 
 from .. import trace_context
 from ..calls import MCPCall
-from ..canonical import nested_deeper_than
+from ._plain_call import SDK_MAX_DEPTH, PlainCall, decode_message, plain_call, remember
 from ._sdk_internals import (
     MODERN_PROTOCOL_VERSIONS,
     handler_exception_to_error_data,
@@ -57,27 +57,9 @@ from ._sdk_server import Answer, SyncAnswer, answer_call, answer_call_now, to_ca
 
 __all__ = ["SDK_MAX_DEPTH", "FastPath", "PlainCall", "Reply", "decode_message", "remember"]
 
-SDK_MAX_DEPTH = 200
-"""The deepest nesting of non-empty arrays and objects the SDK's JSON parser (pydantic-core's
-jiter) reads in a message (an empty one adds no level); one level deeper is a parse error, on
-either transport. A message nested deeper is not a plain call: the SDK answers it
-(`tests/mcp/test_depth.py` holds the two to the same answers at every depth). The fast
-paths count empty ones too (`nested_deeper_than`), so at the very edge they may hand the SDK a
-message it still reads: declining is always safe."""
-
-# Bounds on the memos: entries, and the largest result worth keying by its encoding.
-_MEMO_ENTRIES = 1024
+# Bounds on the memos: the largest result worth keying by its encoding.
 _MEMO_MAX_RESULT = 64 * 1024
 _INVALID_RESULT = "Handler returned an invalid result"  # the SDK's words
-
-
-class PlainCall(NamedTuple):
-    """A `tools/call` request whose shape needs nothing from the SDK but its handler."""
-
-    id: int | str
-    name: str
-    args: dict[str, Any]
-    params: dict[str, Any]
 
 
 class Reply(NamedTuple):
@@ -104,29 +86,8 @@ class FastPath:
 
     def parse(self, message: Any) -> PlainCall | None:
         """The call in a decoded JSON-RPC message, if it is a plain `tools/call` of a declared
-        tool: exactly the four JSON-RPC keys, an integer or string id, and params with `name`,
-        `arguments` (an object, or absent) and `_meta` (an object, or absent), nothing else."""
-        if not isinstance(message, dict) or message.keys() != {"jsonrpc", "id", "method", "params"}:
-            return None
-        request_id = message["id"]
-        params = message["params"]
-        if (
-            message["jsonrpc"] != "2.0"
-            or message["method"] != "tools/call"
-            or type(request_id) not in (int, str)  # never a bool, which JSON-RPC ids are not
-            or not isinstance(params, dict)
-            or not params.keys() <= {"name", "arguments", "_meta"}
-        ):
-            return None
-        name = params.get("name")
-        args = params.get("arguments")
-        if not isinstance(name, str) or name not in self._tools:
-            return None
-        if args is None:
-            args = {}
-        if not isinstance(args, dict) or not isinstance(params.get("_meta", {}), dict):
-            return None
-        return PlainCall(request_id, name, args, params)
+        tool (`plain_call`)."""
+        return plain_call(message, self._tools)
 
     def accepted(self, call: PlainCall, version: str) -> bool:
         """Whether the SDK's request validation at `version` lets `call` reach the handler."""
@@ -169,6 +130,15 @@ class FastPath:
         except Exception as exc:
             return self._error_reply(call, exc, version)
         return self._reply(call, answered, version)
+
+    def reply_answered(self, call: PlainCall, answered: MCPCall, version: str) -> Reply:
+        """The reply to `call`, already answered (`answered`) elsewhere: the stdio start-up
+        hands over a result its own encoder declines (`_stdio_lite`)."""
+        return self._reply(call, answered, version)
+
+    def reply_failed(self, call: PlainCall, exc: Exception, version: str) -> Reply:
+        """The reply to `call` whose answer raised `exc` elsewhere (`_stdio_lite`)."""
+        return self._error_reply(call, exc, version)
 
     def _writes_itself(self, version: str) -> bool:
         """Whether the SDK's transport writes replies at `version` itself (see the module
@@ -240,27 +210,6 @@ class FastPath:
         return dumped
 
 
-def decode_message(raw: bytes | str) -> Any:
-    """The JSON value of a request body or line, or None when it is not JSON or nested past
-    `SDK_MAX_DEPTH`: either way a message only the SDK answers."""
-    try:
-        message = msgspec.json.decode(raw)
-    except (msgspec.DecodeError, RecursionError):  # RecursionError: past msgspec's own limit
-        return None
-    # Nesting d levels takes 2d bytes, and as many brackets: most calls are shorter than the
-    # limit's 400 bytes, and the walk is for the rare ones with more brackets than levels.
-    deep = len(raw) > 2 * SDK_MAX_DEPTH and _brackets(raw) > SDK_MAX_DEPTH
-    if deep and nested_deeper_than(message, SDK_MAX_DEPTH):
-        return None
-    return message
-
-
-def _brackets(raw: bytes | str) -> int:
-    if isinstance(raw, str):
-        return raw.count("[") + raw.count("{")
-    return raw.count(b"[") + raw.count(b"{")
-
-
 def _json_key(value: Any) -> bytes | None:
     """`value`'s JSON encoding when it is plain JSON data that encoding identifies exactly."""
     try:
@@ -270,12 +219,6 @@ def _json_key(value: Any) -> bytes | None:
     if len(key) > _MEMO_MAX_RESULT or msgspec.json.decode(key) != value:
         return None
     return key
-
-
-def remember(memo: dict[Any, Any], key: Any, value: Any) -> None:
-    if len(memo) >= _MEMO_ENTRIES:
-        memo.clear()  # a bound, not a cache policy: the hot entries come straight back
-    memo[key] = value
 
 
 def _dumps(value: Any) -> bytes:

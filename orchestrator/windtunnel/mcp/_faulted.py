@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import trio
-
 from ..calls import MCPCall
 from ..faults.spec import FAULT_EXTRA_KEY
 from ._connection import CONNECTION
@@ -36,6 +34,7 @@ async def carry_out(call: MCPCall, *, stdio: bool) -> None:
     if evidence is None:
         return
     # The SDK loads only once a fault is carried out: a plain stdio replay starts without it.
+    import trio  # like the SDK: `windtunnel.mcp` loads without Trio
     from mcp.shared.exceptions import MCPError
     from mcp_types import INTERNAL_ERROR
 
@@ -58,6 +57,7 @@ async def carry_out(call: MCPCall, *, stdio: bool) -> None:
 
 
 async def _until_client_gives_up() -> None:
+    import trio
     from mcp.shared.exceptions import MCPError
     from mcp_types import INTERNAL_ERROR
 

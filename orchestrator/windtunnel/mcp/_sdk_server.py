@@ -12,7 +12,6 @@ SDK's low-level `Server` and maps answers to `CallToolResult`s:
 
 from __future__ import annotations
 
-import json
 import logging
 from functools import partial
 from typing import Any
@@ -39,6 +38,7 @@ from ._shapes import (
     SessionState,
     SyncAnswer,
     ToolSpec,
+    tool_text,
 )
 from ._surface_server import identity_kwargs, install_surface
 
@@ -52,20 +52,14 @@ __all__ = [
     "answer_call",
     "answer_call_now",
     "build_sdk_server",
+    "call_failed",
+    "checked_call",
     "to_call_tool_result",
 ]
 
 # The SDK logs client mistakes (bad Host headers, malformed bodies) and handler tracebacks through
 # stdlib logging; the CLI decides where they go.
 logging.getLogger("mcp").addHandler(logging.NullHandler())
-
-
-def _text(value: Any) -> dict[str, Any]:
-    # Sorted keys: a live mock and its frozen replay render the same text, whatever the key order.
-    text = (
-        value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
-    )
-    return {"type": "text", "text": text}
 
 
 def to_call_tool_result(call: MCPCall) -> types.CallToolResult:
@@ -76,7 +70,7 @@ def to_call_tool_result(call: MCPCall) -> types.CallToolResult:
             return types.CallToolResult.model_validate(result)
         except pydantic.ValidationError:
             pass  # blocks the SDK cannot represent: fall back to their JSON as text
-    wire: dict[str, Any] = {"content": [_text(result)]}
+    wire: dict[str, Any] = {"content": [tool_text(result)]}
     if isinstance(result, dict):
         wire["structuredContent"] = result
     if call.is_error:
@@ -93,8 +87,8 @@ async def answer_call(answer: Answer, name: str, args: dict[str, Any]) -> MCPCal
     except (MCPError, InputRequired):
         raise
     except Exception as exc:
-        raise _failed(name, exc) from exc
-    return _checked(call, name)
+        raise call_failed(name, exc) from exc
+    return checked_call(call, name)
 
 
 def answer_call_now(answer: SyncAnswer, name: str, args: dict[str, Any]) -> MCPCall:
@@ -104,16 +98,19 @@ def answer_call_now(answer: SyncAnswer, name: str, args: dict[str, Any]) -> MCPC
     except MCPError:
         raise
     except Exception as exc:
-        raise _failed(name, exc) from exc
-    return _checked(call, name)
+        raise call_failed(name, exc) from exc
+    return checked_call(call, name)
 
 
-def _failed(name: str, exc: Exception) -> MCPError:
+def call_failed(name: str, exc: Exception) -> MCPError:
+    """The error for a call whose answer raised `exc` (call it where `exc` is handled: it logs
+    the traceback)."""
     logging.getLogger("windtunnel").exception("tool call failed")
     return MCPError(code=INTERNAL_ERROR, message=f"tool {name!r} failed: {exc}")
 
 
-def _checked(call: MCPCall, name: str) -> MCPCall:
+def checked_call(call: MCPCall, name: str) -> MCPCall:
+    """`call`, unless it names a tool the server does not declare: then the SDK's error."""
     divergence = call.divergence
     if divergence is not None and divergence.get("reason") == "unknown_tool":
         raise MCPError(code=INVALID_PARAMS, message=f"Unknown tool: {name}")

@@ -8,6 +8,7 @@ an SDK server (`wt record --stdio`'s proxy) never pays for importing it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +26,7 @@ __all__ = [
     "SessionState",
     "SyncAnswer",
     "ToolSpec",
+    "tool_text",
 ]
 
 Answer = Callable[[str, dict[str, Any]], Awaitable[MCPCall]]
@@ -107,3 +109,12 @@ class ServedSurface:
         return bool(
             "prompts" in self.capabilities() or self.prompts or "prompts/get" in self.requests
         )
+
+
+def tool_text(value: Any) -> dict[str, Any]:
+    """The text block a tool's answer is shown as: a string as it is, anything else its JSON."""
+    # Sorted keys: a live mock and its frozen replay render the same text, whatever the key order.
+    text = (
+        value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    )
+    return {"type": "text", "text": text}

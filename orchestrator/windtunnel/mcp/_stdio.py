@@ -33,13 +33,11 @@ reads and prints (ours, a hook's, a child's) never touch the protocol stream.
 from __future__ import annotations
 
 import os
-import select
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Collection, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from functools import partial
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import mcp_types as types
@@ -48,15 +46,15 @@ import structlog
 import trio
 from mcp.server import Server
 
-from ._fast_path import PlainCall
 from ._fast_path_stdio import StdioFastPath
+from ._plain_call import PlainCall
 from ._sdk_internals import SessionMessage
+from ._stdio_fds import Stdout, claimed_stdio, client_gone_ends_serving, read_some
 
-__all__ = ["Stdout", "serve_fds", "serve_stdio"]
+__all__ = ["Resume", "Stdout", "serve_fds", "serve_stdio"]
 
 logger = structlog.get_logger("windtunnel.mcp")
 
-_READ_SIZE = 65536
 STOP_DRAIN_S = 2.0
 """How long stopping waits for the call the reader thread is answering (its write may be stuck
 on a client that stopped reading)."""
@@ -65,40 +63,15 @@ EOF_DRAIN_S = 5.0
 server-to-client request whose client is gone never completes)."""
 
 
-class Stdout:
-    """The one way out: a whole line per write, one write at a time, from any thread."""
+class Resume(NamedTuple):
+    """Where an SDK-free start-up (`_stdio_lite`) left a session it hands over: `prelude`, the
+    lines the SDK must see first to be in the session's state (their answers were already
+    written: the SDK's are dropped, those of the requests whose ids are `silenced`), and
+    `pending`, what was read of stdin and not answered yet (from the line that needs the SDK)."""
 
-    def __init__(self, fd: int) -> None:
-        self._fd = fd
-        self._lock = threading.Lock()
-        self._closed = False
-
-    def write_line(self, line: bytes, once_placed: Callable[[], None] | None = None) -> None:
-        """Write `line` and a newline (blocking), after any write already under way.
-
-        `once_placed` runs as soon as the line's place on the wire is settled, before it is
-        written: whatever is written after that goes out after this line.
-        """
-        with self._lock:
-            if self._closed:
-                raise BrokenPipeError("stdout is closed")
-            if once_placed is not None:
-                once_placed()
-            _write_all(self._fd, line + b"\n")
-
-    async def send(self, line: bytes, *, once_placed: Callable[[], None] | None = None) -> None:
-        """`write_line` from Trio, in a worker thread."""
-        await trio.to_thread.run_sync(
-            partial(self.write_line, line, once_placed), abandon_on_cancel=True
-        )
-
-    def close(self) -> bool:
-        """Refuse every later write; True when no write is under way (the fd may be closed)."""
-        self._closed = True
-        if not self._lock.acquire(blocking=False):
-            return False  # a write is blocked on a full pipe: the fd stays open under it
-        self._lock.release()
-        return True
+    prelude: Sequence[bytes]
+    silenced: frozenset[str]
+    pending: bytes
 
 
 async def serve_stdio(
@@ -115,16 +88,8 @@ async def serve_stdio(
         async with stdio_server() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         return
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    try:
-        with _claimed(0, devnull) as stdin_fd, _claimed(1, 2) as stdout_fd:
-            try:
-                await serve_fds(server, stdin_fd, stdout_fd, fast_path, ordered)
-            except* (BrokenPipeError, ConnectionResetError):
-                # The client closed its end of our stdout: it is gone, like a closed stdin.
-                logger.info("stdio_client_gone", reason="stdout closed by the client")
-    finally:
-        os.close(devnull)
+    with claimed_stdio() as (stdin_fd, stdout_fd), client_gone_ends_serving():
+        await serve_fds(server, stdin_fd, stdout_fd, fast_path, ordered)
 
 
 async def serve_fds(
@@ -133,9 +98,11 @@ async def serve_fds(
     write_fd: int,
     fast_path: StdioFastPath | None,
     ordered: Collection[str] = (),
+    resume: Resume | None = None,
 ) -> None:
     """Serve `server` on lines read from `read_fd` and written to `write_fd` (any kind of file:
-    pipes, sockets, terminals, regular files) until `read_fd` ends. The fds stay the caller's."""
+    pipes, sockets, terminals, regular files) until `read_fd` ends. The fds stay the caller's.
+    With `resume`, the session an SDK-free start-up began goes on here (see `Resume`)."""
     ordered = frozenset(ordered)
     unanswered: dict[types.RequestId, trio.Event] = {}
     """Ordered calls handed to the SDK, by id: set once the answer is written."""
@@ -176,10 +143,13 @@ async def serve_fds(
             return False  # the session closed its end: there is no one left to hand lines to
         return True
 
-    reader = _Reader(reader_fd, stdout, fast_path, hand_over)
+    silenced: set[Any] = set(resume.silenced) if resume is not None else set()
+    reader = _Reader(reader_fd, stdout, fast_path, hand_over, resume.pending if resume else b"")
 
     async def read() -> None:
         async with read_send:
+            for line in resume.prelude if resume is not None else ():
+                await hand_over(line.decode(), None)
             await trio.to_thread.run_sync(reader.run, abandon_on_cancel=True)
             # A client may close stdin right after its last request (MCP clients shut a server
             # down that way): closing the session now would cancel the requests still being
@@ -193,6 +163,17 @@ async def serve_fds(
             async for session_message in write_receive:
                 message = session_message.message
                 line = message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+                if (
+                    isinstance(message, types.JSONRPCResponse | types.JSONRPCError)
+                    and message.id in silenced
+                ):
+                    # Already answered before the hand-over: the SDK only catches up.
+                    silenced.discard(message.id)
+                    if fast_path is not None:
+                        fast_path.sent(message)
+                    in_flight.discard(message.id)
+                    answer_written.unpark_all()
+                    continue
                 if fast_path is None:
                     await stdout.send(line)
                 else:
@@ -264,8 +245,10 @@ class _Reader:
         stdout: Stdout,
         fast_path: StdioFastPath | None,
         hand_over: Callable[[str, tuple[PlainCall, str] | None], Awaitable[bool]],
+        pending: bytes = b"",
     ) -> None:
         self._fd = fd
+        self._pending = pending
         self._stdout = stdout
         self._fast_path = fast_path
         self._hand_over = hand_over
@@ -286,8 +269,10 @@ class _Reader:
     def run(self) -> None:
         try:
             buffer = bytearray()
-            while chunk := _read(self._fd):
+            chunk = self._pending
+            while chunk or (chunk := read_some(self._fd)):
                 buffer += chunk
+                chunk = b""
                 while (end := buffer.find(b"\n")) >= 0:
                     line = bytes(buffer[: end + 1])
                     del buffer[: end + 1]
@@ -312,38 +297,3 @@ class _Reader:
                     return True
         # Back into the task that started this thread: Trio gets lines in order, one at a time.
         return trio.from_thread.run(self._hand_over, line, plain)
-
-
-def _read(fd: int) -> bytes:
-    """A blocking read, also from a file someone else put in non-blocking mode."""
-    while True:
-        try:
-            return os.read(fd, _READ_SIZE)
-        except BlockingIOError:
-            select.select([fd], [], [])
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(fd, view) :]
-        except BlockingIOError:
-            select.select([], [fd], [])
-
-
-@contextmanager
-def _claimed(fd: int, diversion: int) -> Iterator[int]:
-    """A private duplicate of `fd`, with `fd` itself pointed at `diversion` meanwhile."""
-    import fcntl
-
-    private = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
-    try:
-        os.dup2(diversion, fd)
-        try:
-            yield private
-        finally:
-            os.dup2(private, fd)
-    finally:
-        with suppress(OSError):
-            os.close(private)

@@ -24,8 +24,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import trio
-
 from ..call_log import CallListener, CallLog
 from ..calls import MCPCall
 from ..divergence import log_divergence, request_divergence_call, unknown_tool_call
@@ -311,7 +309,12 @@ class MockMCPServer(MCPServer):
                 f"{tool_name!r} is async: inside Trio use `await server.answer(...)` instead"
             )
         try:
-            value = trio.run(_call_async, tool.fn, args) if is_async else tool.fn(**args)
+            if is_async:
+                import trio  # here: `windtunnel.mcp` loads without Trio
+
+                value = trio.run(_call_async, tool.fn, args)
+            else:
+                value = tool.fn(**args)
             call = MCPCall(tool_name=tool_name, args=args, result=value, upstream=self.name)
         except Exception as exc:  # a mock tool may fail in any way
             call = self._failure(tool_name, args, exc)
@@ -347,6 +350,8 @@ class MockMCPServer(MCPServer):
 
 def _in_trio() -> bool:
     try:
+        import trio
+
         trio.lowlevel.current_task()
     except RuntimeError:
         return False

@@ -19,8 +19,6 @@ from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable, Coroutine, Generator, Sequence
 from typing import TYPE_CHECKING, Any, overload
 
-import trio
-
 from .. import __version__
 from ..calls import MCPCall
 from ..errors import ServerError
@@ -28,12 +26,23 @@ from ..trusted_hosts import AllowedNames
 from ._shapes import Exchange, ServedSurface, SessionState, SyncAnswer, ToolSpec
 
 if TYPE_CHECKING:
+    import trio
     from mcp.server import Server
 
     from ._http_serving import HTTPServing
     from .handle import ServerHandle
 
 __all__ = ["MCPServer"]
+
+
+class _IgnoredStatus:
+    """`trio.TASK_STATUS_IGNORED` without loading Trio (a plain stdio session never does)."""
+
+    def started(self, value: object = None) -> None:
+        return
+
+
+_IGNORED: Any = _IgnoredStatus()
 
 
 class MCPServer(ABC):
@@ -201,7 +210,7 @@ class MCPServer(ABC):
         port: int = 0,
         allowed_hosts: Sequence[str] = (),
         allowed_origins: Sequence[str] = (),
-        task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+        task_status: trio.TaskStatus[str] = _IGNORED,
     ) -> None:
         """Serve over HTTP until stopped or cancelled; report the URL once ready.
 
@@ -213,7 +222,10 @@ class MCPServer(ABC):
         (`initialize`) and answers its calls through the SDK, on SSE streams that carry the
         recorded server messages; requests outside a session are stateless JSON, and their
         plain calls take the fast path, as on a server that needs none."""
-        # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio.
+        # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio;
+        # Trio with the first server that runs on it (a plain stdio session needs none).
+        import trio
+
         from ._fast_path_http import HTTPFastPath
         from ._http import serve_http
         from ._http_serving import listen
@@ -355,7 +367,14 @@ class MCPServer(ABC):
 
     async def serve_stdio(self) -> None:
         """Serve on stdin/stdout until stdin closes; recorded server messages are exchanged with
-        the client again (`answer_exchanging`)."""
+        the client again (`answer_exchanging`). A plain session is answered without the SDK
+        until a line needs it (`_stdio_lite`)."""
+        from ._stdio_lite import lite_session, serve_lazily
+
+        session = lite_session(self)
+        if session is not None:
+            await serve_lazily(self, session)
+            return
         from ._fast_path_stdio import StdioFastPath
         from ._stdio import serve_stdio
 

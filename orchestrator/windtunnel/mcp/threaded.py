@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator, Sequence
-
-import trio
+from typing import TYPE_CHECKING
 
 from ..errors import ServerError
 from .spi import MCPServer
+
+if TYPE_CHECKING:
+    import trio
 
 __all__ = ["serve_in_thread"]
 
@@ -46,6 +48,8 @@ class _ThreadedServing:
         )
 
     def _run(self) -> None:
+        import trio  # here: `windtunnel.mcp` loads without Trio
+
         try:
             trio.run(self._main)
         except BaseException as exc:  # handed to the caller's thread
@@ -54,6 +58,8 @@ class _ThreadedServing:
             self.ready.set()
 
     async def _main(self) -> None:
+        import trio
+
         self.token = trio.lowlevel.current_trio_token()
         self.stop_requested = trio.Event()
         async with trio.open_nursery() as nursery:
@@ -74,6 +80,8 @@ class _ThreadedServing:
             raise ServerError(f"server {self.server.name!r} did not start: {self.error!r}")
 
     def stop(self) -> None:
+        import trio
+
         if self.token is not None and self.stop_requested is not None:
             with contextlib.suppress(trio.RunFinishedError):
                 trio.from_thread.run_sync(self.stop_requested.set, trio_token=self.token)
