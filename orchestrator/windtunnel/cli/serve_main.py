@@ -137,6 +137,7 @@ def _server(
             synthesize=hook,
             fast_path=args.fast_path,
             own_identity=args.own_identity,
+            both_eras=args.both_eras,
             fault_seed=args.fault_seed,
         )
         if faults:
@@ -161,6 +162,7 @@ def _server(
         synthesize=hook,
         fast_path=args.fast_path,
         own_identity=args.own_identity,
+        both_eras=args.both_eras,
     )
 
 

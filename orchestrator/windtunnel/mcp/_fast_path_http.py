@@ -53,6 +53,7 @@ class HTTPFastPath:
         answer: Answer,
         server: Server[Any],
         sessions: SessionCalls | None = None,
+        versions: Collection[str] | None = None,
     ) -> None:
         self.path = path
         self.target = path.encode()
@@ -60,6 +61,9 @@ class HTTPFastPath:
         self.calls = FastPath(server, tools, answer, http=True)
         self.sessions = sessions
         """The server's HTTP sessions, when it hands them out: calls in them are answered too."""
+        self.versions = None if versions is None else frozenset(versions)
+        """The protocol versions the server speaks, if not all (`_protocol_era`): a request
+        naming another goes to the HTTP layer, which refuses it."""
 
     def version(self, headers: dict[str, str]) -> str | None:
         """The protocol version the SDK serves the request at, or None when it should see it."""
@@ -69,9 +73,11 @@ class HTTPFastPath:
             return None
         if any(k.startswith("mcp-param-") for k in headers):
             return None
+        version = headers.get("mcp-protocol-version")
+        if version is not None and self.versions is not None and version not in self.versions:
+            return None
         if "mcp-session-id" in headers:
             return self._session_version(headers, accept)
-        version = headers.get("mcp-protocol-version")
         if version is None:
             return DEFAULT_NEGOTIATED_VERSION  # what the SDK's stateless legacy path assumes
         if version in LEGACY_VERSIONS:

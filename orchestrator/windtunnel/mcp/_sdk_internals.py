@@ -55,6 +55,7 @@ __all__ = [
     "holding_session",
     "live_session",
     "modern_error_data",
+    "propose_version",
     "session_connection",
     "session_state",
     "sse_event",
@@ -86,6 +87,17 @@ def session_state(ctx: ServerRequestContext[Any]) -> dict[str, Any] | None:
     `state`); None where there is no session (`session_connection`)."""
     connection = session_connection(ctx)
     return None if connection is None else connection.state
+
+
+def propose_version(params: Any, version: str) -> None:
+    """Make an `initialize` request's `params` propose `version` to the SDK's negotiation. The
+    SDK reads the same params object twice, to answer (`ServerRunner._handle_initialize`) and
+    then to commit the connection's version (`_negotiate_initialize` in `_on_request`, after the
+    middleware chain), so a middleware that passed on a changed copy would answer one version
+    and serve the connection at another: the object itself is changed (a dict in 2.1.1 to
+    2.3.0; tests/mcp/test_recorded_era.py sees the committed version through a session)."""
+    if isinstance(params, dict):
+        params["protocolVersion"] = version
 
 
 def live_session(

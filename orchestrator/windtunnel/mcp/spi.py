@@ -219,6 +219,7 @@ class MCPServer(ABC):
         from ._fast_path_sessions import SessionCalls
         from ._http import serve_http
         from ._http_serving import listen
+        from ._protocol_era import served_versions
 
         if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
@@ -227,6 +228,7 @@ class MCPServer(ABC):
         sdk_server = self.sdk_server()
         messaging = self.messaging_tools()
         sessions_server = self.sdk_server(notify=True) if self.needs_sessions() else None
+        versions = served_versions(self.surface().protocol_version)
 
         http_fast_path = None
         if self.fast_path:
@@ -244,6 +246,7 @@ class MCPServer(ABC):
                 answer=self.handle_call,
                 server=sdk_server,
                 sessions=sessions,
+                versions=versions,
             )
 
         async with trio.open_nursery() as nursery:
@@ -257,6 +260,7 @@ class MCPServer(ABC):
                     allowed=allowed,
                     sessions_server=sessions_server,
                     messaging_tools=messaging,
+                    versions=versions,
                     task_status=task_status,
                 )
             )
