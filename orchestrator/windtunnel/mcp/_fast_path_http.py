@@ -130,14 +130,15 @@ class HTTPFastPath:
     async def _answer_in_session(
         self, headers: dict[str, str], body: bytes
     ) -> PlainResponse | None:
+        sessions = self.sessions
         # Looked up again: the session may have ended while the body came.
-        session = None if self.sessions is None else self.sessions.session(headers)
-        if session is None or self.sessions is None:
+        session = None if sessions is None else sessions.session(headers)
+        if sessions is None or session is None:
             return None
         call = self.calls.parse(decode_message(body))
         if call is None or not self.calls.accepted(call, session.connection.protocol_version):
             return None
-        return await self.sessions.respond(self.calls, call, session, headers.get("traceparent"))
+        return await sessions.respond(self.calls, call, session, headers.get("traceparent"))
 
 
 def _parse(calls: FastPath, body: bytes, version: str, headers: dict[str, str]) -> PlainCall | None:
