@@ -87,8 +87,10 @@ def _request(step: Step, sessions: dict[str, str], port: int) -> bytes:
     return head.encode() + b"\r\n" + data
 
 
-async def _session_answers(server: RecordedMCPServer) -> tuple[list[bytes], int]:
-    """Every response to `session_steps()`, over one kept-alive connection, with the Date and
+async def _session_answers(
+    server: RecordedMCPServer, steps: list[Step] | None = None
+) -> tuple[list[bytes], int]:
+    """Every response to `steps` (default `session_steps()`), over one kept-alive connection, with the Date and
     each session's id blanked, and how many requests reached the ASGI app."""
     reached_app = 0
 
@@ -107,7 +109,7 @@ async def _session_answers(server: RecordedMCPServer) -> tuple[list[bytes], int]
             port = int(url.rsplit(":", 1)[1].split("/")[0])
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             client = h11.Connection(h11.CLIENT)
-            for step in session_steps():
+            for step in session_steps() if steps is None else steps:
                 await stream.send_all(_request(step, sessions, port))
                 client.send(h11.Request(method="POST", target="/", headers=[("Host", "x")]))
                 client.send(h11.EndOfMessage())
@@ -117,7 +119,11 @@ async def _session_answers(server: RecordedMCPServer) -> tuple[list[bytes], int]
                         data = await stream.receive_some(65536)
                         client.receive_data(data)
                         response += data
-                client.start_next_cycle()
+                if client.their_state is h11.MUST_CLOSE:
+                    # The server said `close`: the connection ends here (EOF).
+                    assert await stream.receive_some(65536) == b""
+                else:
+                    client.start_next_cycle()
                 opened = re.search(rb"mcp-session-id: (\w+)", response)
                 if step[1].get("method") == "initialize" and opened is not None:
                     sessions[step[0]] = opened[1].decode()
@@ -204,3 +210,47 @@ async def test_official_client_calls_in_a_session_take_the_fast_path(
         ("sample", "Capital of France?"),
         ("elicit", "Sure?"),
     ]
+
+
+@pytest.mark.parametrize(
+    "data", ['{"jsonrpc":"2.0","id":1,"result":{"t":"é ✓"}}', "a\nb\r\nc\rd", ""]
+)
+def test_sse_events_are_framed_as_sse_starlette_frames_them(data: str) -> None:
+    """One `message` event, as the session transport's SSE writer has sse-starlette encode it
+    (its default separator, a `data:` line per line of text)."""
+    from sse_starlette import ServerSentEvent
+
+    from windtunnel.mcp._sdk_internals import sse_event
+
+    assert sse_event(data.encode()) == ServerSentEvent(data=data, event="message").encode()
+
+
+async def test_the_last_answer_a_connection_carries_closes_it_as_the_sdk_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At hypercorn's keep-alive limit the last answer, an SSE one in a session, says `close`
+    where the SDK path's says it (after the transport's own `keep-alive`, before the chunked
+    framing), byte for byte, and the connection ends."""
+    config = _http_serving.worker_config
+
+    def limited(host: str, port: int) -> Any:
+        limited_config = config(host, port)
+        limited_config.keep_alive_max_requests = 3
+        return limited_config
+
+    monkeypatch.setattr(_http_serving, "worker_config", limited)
+    path = tmp_path / "fast.universe.json"
+    path.write_text(json.dumps(UNIVERSE))
+    steps: list[Step] = [
+        ("a", INITIALIZE, {}),
+        ("a", INITIALIZED, {}),
+        ("a", call(1, "motd", {}), {}),
+    ]
+    runs = {}
+    with trio.fail_after(60):
+        for fast in (True, False):
+            server = RecordedMCPServer(path, synthesize=synthesize, fast_path=fast)
+            server.log_events = False
+            runs[fast] = (await _session_answers(server, steps))[0]
+    assert runs[True] == runs[False]
+    assert b"connection: close\r\nTransfer-Encoding: chunked\r\n" in runs[True][-1]
