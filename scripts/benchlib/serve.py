@@ -167,10 +167,7 @@ def run(options: argparse.Namespace) -> BenchResult:
             a["per_s"] / b["per_s"]
             for a, b in zip(samples["session"], samples["session-sdk"], strict=True)
         ),
-        ratio_cpu_session_sdk=statistics.median(
-            b["server_cpu_us"] / a["server_cpu_us"]
-            for a, b in zip(samples["session"], samples["session-sdk"], strict=True)
-        ),
+        ratio_cpu_session_sdk=_cpu_ratio(samples["session-sdk"], samples["session"]),
         over_floor_cpu_us=cpu_difference("canned", "h11"),
         profiles=profiles,
     )
@@ -178,6 +175,17 @@ def run(options: argparse.Namespace) -> BenchResult:
     text = markdown(data)
     print(text)
     return BenchResult(data, text)
+
+
+def _cpu_ratio(slow: list[dict[str, float]], fast: list[dict[str, float]]) -> float:
+    """The median of per-round server CPU ratios; rounds where `fast` used less than one tick
+    of the CPU clock (a quick run's 100 calls can) have none, and with none it is 0."""
+    ratios = [
+        b["server_cpu_us"] / a["server_cpu_us"]
+        for a, b in zip(fast, slow, strict=True)
+        if a["server_cpu_us"] > 0
+    ]
+    return statistics.median(ratios) if ratios else 0.0
 
 
 def _cell(spread: dict[str, Any], fmt: str) -> str:
