@@ -11,8 +11,9 @@ low-level request context does not expose. The HTTP fast path answers a plain ca
 Streamable HTTP session as the session's transport would (`_fast_path_sessions`): it asks the
 session manager whether a session is live (`live_session`), keeps the session's idle timeout as
 the transport keeps it (`holding_session`), and frames the answer as the transport's SSE writer
-does (`sse_event`). These are importable but not documented as stable, so they are imported
-here and nowhere else.
+does (`sse_event`). A replay negotiates `initialize` as its recorded server would by changing
+the version the request proposes (`propose_version`). These are importable but not documented
+as stable, so they are imported here and nowhere else.
 
 Checked against mcp 2.1.1 to 2.3.0, the range pyproject.toml allows; CI runs tests/mcp on both ends
 (`.venv` has the newest, `.venvs/sdk-lowest` 2.1.1: tests/mcp/test_sdk_range.py). Differences
