@@ -88,9 +88,10 @@ def _request(step: Step, sessions: dict[str, str], port: int) -> bytes:
 
 
 async def _session_answers(
-    server: RecordedMCPServer, steps: list[Step] | None = None
+    server: RecordedMCPServer, steps: list[Step] | None = None, *, wait_for_close: bool = False
 ) -> tuple[list[bytes], int]:
-    """Every response to `steps` (default `session_steps()`), over one kept-alive connection, with the Date and
+    """Every response to `steps` (default `session_steps()`), over one kept-alive connection
+    (after an answer that closes it, with `wait_for_close`, its end is awaited), with the Date and
     each session's id blanked, and how many requests reached the ASGI app."""
     reached_app = 0
 
@@ -119,11 +120,11 @@ async def _session_answers(
                         data = await stream.receive_some(65536)
                         client.receive_data(data)
                         response += data
-                if client.their_state is h11.MUST_CLOSE:
+                if client.their_state is not h11.MUST_CLOSE:
+                    client.start_next_cycle()
+                elif wait_for_close:
                     # The server said `close`: the connection ends here (EOF).
                     assert await stream.receive_some(65536) == b""
-                else:
-                    client.start_next_cycle()
                 opened = re.search(rb"mcp-session-id: (\w+)", response)
                 if step[1].get("method") == "initialize" and opened is not None:
                     sessions[step[0]] = opened[1].decode()
@@ -230,7 +231,8 @@ async def test_the_last_answer_a_connection_carries_closes_it_as_the_sdk_does(
 ) -> None:
     """At hypercorn's keep-alive limit the last answer, an SSE one in a session, says `close`
     where the SDK path's says it (after the transport's own `keep-alive`, before the chunked
-    framing), byte for byte, and the connection ends."""
+    framing), byte for byte, and the connection ends. (Through the SDK the connection is not
+    always closed after it, on main too: not awaited there.)"""
     config = _http_serving.worker_config
 
     def limited(host: str, port: int) -> Any:
@@ -251,6 +253,6 @@ async def test_the_last_answer_a_connection_carries_closes_it_as_the_sdk_does(
         for fast in (True, False):
             server = RecordedMCPServer(path, synthesize=synthesize, fast_path=fast)
             server.log_events = False
-            runs[fast] = (await _session_answers(server, steps))[0]
+            runs[fast] = (await _session_answers(server, steps, wait_for_close=fast))[0]
     assert runs[True] == runs[False]
     assert b"connection: close\r\nTransfer-Encoding: chunked\r\n" in runs[True][-1]
