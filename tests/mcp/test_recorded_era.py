@@ -18,7 +18,7 @@ import trio
 
 from tests.mcp.test_http_sessions import INITIALIZE, POST_HEADERS, messaging_doc, write
 from tests.mcp.test_node_clients import NODE_DIR, run_node_script
-from tests.processes import wt_serve
+from tests.processes import wt_serve, wt_serve_stdio
 from tests.record.test_handshake_era import everything_over_http
 from windtunnel.mcp import RecordedMCPServer
 from windtunnel.record import RecordingProxy
@@ -251,3 +251,17 @@ async def test_wt_serve_keeps_the_recorded_era_unless_both_eras(tmp_path: Path) 
             async with wt_serve(*extra, str(path)) as (_, printed):
                 versions.append((await python_view(printed.decode().strip()))[0])
     assert versions == ["2025-06-18", "2026-07-28"]
+
+
+async def test_over_stdio_initialize_negotiates_as_the_recorded_server(tmp_path: Path) -> None:
+    """`wt serve --stdio` of a universe recorded at 2025-06-18: the Python client (`legacy`,
+    asking 2025-11-25) gets 2025-06-18, and its calls are answered at it. (Over stdio the SDK
+    opens the era the client's first request asks for: `auto` still ends at 2026-07-28.)"""
+    path = recorded_at(tmp_path, "2025-06-18")
+    params = wt_serve_stdio(tmp_path / "stderr", str(path))
+    with trio.fail_after(60):
+        async with mcp.Client(params, mode="legacy") as client:
+            version = client.protocol_version
+            summed = await client.call_tool("get_sum", {"a": 1, "b": 2})
+    assert version == "2025-06-18"
+    assert summed.structured_content == {"sum": 3}
