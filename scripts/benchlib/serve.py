@@ -24,7 +24,12 @@ from .httpload import Poster
 from .measure import Spread, turns
 from .profiles import cumulative, summarize
 from .report import BenchResult, finish_data, header, start_data
-from .targets import ServerProcess, capture_answers, write_weather_universe
+from .targets import (
+    ServerProcess,
+    capture_answers,
+    write_session_universe,
+    write_weather_universe,
+)
 
 __all__ = ["HELP", "NAME", "add_arguments", "run"]
 
@@ -34,11 +39,13 @@ HELP = (
     "on the same hypercorn/Trio stack"
 )
 
-CONTENDERS = ("recorded", "recorded-sdk", "canned", "hypercorn", "h11")
+CONTENDERS = ("recorded", "recorded-sdk", "session", "session-sdk", "canned", "hypercorn", "h11")
 PROFILED = ("recorded", "canned", "hypercorn", "h11")
 LABELS = {
     "recorded": "RecordedMCPServer (fast path; hypercorn HTTP/1.1 on our Trio worker)",
     "recorded-sdk": "the same, no fast path (`wt serve --no-fast-path`)",
+    "session": "RecordedMCPServer of a universe with a sequence tool, calls in an HTTP session",
+    "session-sdk": "the same session, no fast path (`wt serve --no-fast-path`)",
     "canned": "same HTTP server, canned bytes, no MCP",
     "hypercorn": "reference: stock hypercorn Trio worker, canned bytes",
     "h11": "reference floor: minimal Trio + h11 loop, canned bytes",
@@ -65,8 +72,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rounds", type=int, help="rounds (default 5; quick 2)")
 
 
-def _round(server: ServerProcess, calls: int) -> dict[str, float]:
-    poster = Poster(server.url)
+SESSIONS = ("session", "session-sdk")
+"""Their client opens a session (`initialize`) and makes every call in it."""
+
+
+def _round(server: ServerProcess, calls: int, *, session: bool = False) -> dict[str, float]:
+    poster = Poster(server.url, session=session)
     try:
         poster.run(min(50, calls))  # warm: connection, caches
         cpu0 = server.cpu_seconds()
@@ -89,16 +100,18 @@ def run(options: argparse.Namespace) -> BenchResult:
     with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp:
         work = Path(tmp)
         universe = write_weather_universe(work / "weather.universe.json")
+        with_sessions = write_session_universe(work / "sessions.universe.json")
         answers = work / "answers.json"
         answers.write_text(json.dumps(capture_answers(universe)))
         sources = {name: str(answers) for name in CONTENDERS} | {
             name: str(universe) for name in CONTENDERS if name.startswith("recorded")
         }
+        sources |= {name: str(with_sessions) for name in SESSIONS}
         servers = {name: ServerProcess(name, sources[name]) for name in CONTENDERS}
         try:
             for r in range(rounds):
                 for name in turns(list(CONTENDERS), r):
-                    samples[name].append(_round(servers[name], calls))
+                    samples[name].append(_round(servers[name], calls, session=name in SESSIONS))
                 print(
                     f"serve: round {r + 1}/{rounds}: "
                     + ", ".join(f"{n} {samples[n][-1]['per_s']:,.0f}/s" for n in CONTENDERS),
@@ -148,6 +161,13 @@ def run(options: argparse.Namespace) -> BenchResult:
             a["per_s"] / b["per_s"]
             for a, b in zip(samples["recorded"], samples["recorded-sdk"], strict=True)
         ),
+        # The same in an HTTP session (a universe with a sequence tool, a handshake-era client).
+        session_saving_cpu_us=cpu_difference("session-sdk", "session"),
+        ratio_throughput_session_vs_sdk=statistics.median(
+            a["per_s"] / b["per_s"]
+            for a, b in zip(samples["session"], samples["session-sdk"], strict=True)
+        ),
+        ratio_cpu_session_sdk=_cpu_ratio(samples["session-sdk"], samples["session"]),
         over_floor_cpu_us=cpu_difference("canned", "h11"),
         profiles=profiles,
     )
@@ -155,6 +175,17 @@ def run(options: argparse.Namespace) -> BenchResult:
     text = markdown(data)
     print(text)
     return BenchResult(data, text)
+
+
+def _cpu_ratio(slow: list[dict[str, float]], fast: list[dict[str, float]]) -> float:
+    """The median of per-round server CPU ratios; rounds where `fast` used less than one tick
+    of the CPU clock (a quick run's 100 calls can) have none, and with none it is 0."""
+    ratios = [
+        b["server_cpu_us"] / a["server_cpu_us"]
+        for a, b in zip(fast, slow, strict=True)
+        if a["server_cpu_us"] > 0
+    ]
+    return statistics.median(ratios) if ratios else 0.0
 
 
 def _cell(spread: dict[str, Any], fmt: str) -> str:
@@ -200,7 +231,12 @@ def markdown(data: dict[str, Any]) -> str:
         "",
         "What the fast path earns now (median of per-round differences in server CPU per call): "
         f"**{data['fast_path_saving_cpu_us']:,.0f} µs** against serving every request through "
-        f"the SDK (throughput x{data['ratio_throughput_vs_sdk']:.2f}).",
+        f"the SDK (throughput x{data['ratio_throughput_vs_sdk']:.2f}). In an HTTP session "
+        "(a universe with a sequence-mode tool, whose handshake-era clients get one; every "
+        "call in the session, answered on an SSE stream): "
+        f"**{data['session_saving_cpu_us']:,.0f} µs** (the SDK path costs "
+        f"x{data['ratio_cpu_session_sdk']:.2f} the server CPU; throughput "
+        f"x{data['ratio_throughput_session_vs_sdk']:.2f}).",
         "",
         "### Where the server's time goes (cProfile, one pass per server)",
         "",

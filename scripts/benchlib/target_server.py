@@ -3,6 +3,8 @@
 
     target_server.py recorded UNIVERSE [--profile OUT]   our RecordedMCPServer, Streamable HTTP
     target_server.py recorded-sdk UNIVERSE              the same, no fast path (`fast_path=False`)
+    target_server.py session UNIVERSE                   `recorded` (a universe that has sessions)
+    target_server.py session-sdk UNIVERSE               `recorded-sdk` (the same)
     target_server.py canned ANSWERS [--profile OUT]      the same HTTP server, canned bytes, no MCP
     target_server.py hypercorn ANSWERS [--profile OUT]   stock `hypercorn.trio` worker, canned bytes
     target_server.py h11 ANSWERS [--profile OUT]         a minimal Trio + h11 loop, canned bytes
@@ -143,10 +145,10 @@ async def _serve_http(kind: str, source: str) -> None:
         if PROFILER is not None:
             PROFILER.disable()
 
-    if kind.startswith("recorded"):
+    if kind.startswith(("recorded", "session")):
         from windtunnel.mcp.recorded import RecordedMCPServer
 
-        server = RecordedMCPServer(source, fast_path=kind != "recorded-sdk")
+        server = RecordedMCPServer(source, fast_path=not kind.endswith("-sdk"))
         server.log_events = False
         async with trio.open_nursery() as nursery:
             url = await server.start(nursery)

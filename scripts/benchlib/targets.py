@@ -27,6 +27,7 @@ __all__ = [
     "canned_asgi_app",
     "canned_reply",
     "capture_answers",
+    "write_session_universe",
     "write_weather_universe",
 ]
 
@@ -70,6 +71,18 @@ def write_weather_universe(path: Path) -> Path:
             indent=2,
         )
     )
+    return path
+
+
+def write_session_universe(path: Path) -> Path:
+    """The weather recording plus a sequence-mode tool (never called): a universe whose server
+    hands out HTTP sessions (a sequence position belongs to a session), so a handshake-era
+    client's calls are answered in one."""
+    weather = path.with_name("weather-only.universe.json")
+    doc = json.loads(write_weather_universe(weather).read_text())
+    doc["tools"].append({"name": "next_page", "mode": "sequence"})
+    doc["recordings"].append({"tool_name": "next_page", "args": {}, "result": {"page": 1}})
+    path.write_text(json.dumps(doc, indent=2))
     return path
 
 

@@ -262,7 +262,8 @@ async def test_every_result_and_error_is_answered_like_the_sdk(
     the cases the stdio fast path is held to: hits, misses under every policy, every result
     mapping, non-ASCII text, failing hooks; and to a server that refuses a call with an MCP error
     (which 2026-07-28 maps to an HTTP status) and a mock's tool that fails with non-ASCII text.
-    The same with a recorded server identity and rich tools (`surface`)."""
+    The same with a recorded server identity and rich tools (`surface`; recorded in the
+    handshake era, served in both: `both_eras`)."""
     path = tmp_path / "fast.universe.json"
     path.write_text(json.dumps(UNIVERSE if world == "tools" else with_surface(UNIVERSE)))
     exchanges = era_exchanges(era, CASES)
@@ -271,7 +272,7 @@ async def test_every_result_and_error_is_answered_like_the_sdk(
     runs = {}
     with trio.fail_after(60):
         for fast in (True, False):
-            server = RecordedMCPServer(path, synthesize=synthesize, fast_path=fast)
+            server = RecordedMCPServer(path, synthesize=synthesize, fast_path=fast, both_eras=True)
             server.log_events = False
             replies, reached = await _exchange(server, exchanges)
             mock_replies, mock_reached = await _exchange(failing_mock(fast), mock_exchanges)

@@ -174,11 +174,12 @@ async def test_a_live_client_answering_otherwise_over_http_is_a_divergence(
 async def test_a_2026_client_over_http_is_asked_in_input_required_rounds(
     tmp_path: Path,
 ) -> None:
-    """2026-07-28 has no sessions and no requests to the client mid-call: the log message (the
+    """2026-07-28 has no sessions and no requests to the client mid-call (the universe was
+    recorded in the handshake era: served in both, `both_eras`): the log message (the
     client opted in) and the progress come on the call's stream, then the sampling and the
     elicitation request each come as an `input_required` round the client answers by retrying,
     then the recorded answer; one call, a hit, nothing unsent."""
-    server = RecordedMCPServer(write(tmp_path, messaging_doc()))
+    server = RecordedMCPServer(write(tmp_path, messaging_doc()), both_eras=True)
     server.log_events = False
     seen = Seen()
     with trio.fail_after(60):
@@ -205,8 +206,8 @@ async def test_a_2026_client_over_http_is_asked_in_input_required_rounds(
 async def test_each_session_has_its_own_sequence_position(tmp_path: Path) -> None:
     """Two agents sharing one server: each session gets page 1 then page 2 (neither takes the
     other's recordings); a third call in one session is `sequence_exhausted`. A 2026-07-28
-    client has no session: it takes the server's own position, which the sessions left alone."""
-    server = RecordedMCPServer(write(tmp_path, messaging_doc()))
+    client (served with `both_eras`) has no session: it takes the server's own position, which the sessions left alone."""
+    server = RecordedMCPServer(write(tmp_path, messaging_doc()), both_eras=True)
     server.log_events = False
     with trio.fail_after(60):
         async with trio.open_nursery() as nursery:

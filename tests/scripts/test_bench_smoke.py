@@ -95,14 +95,17 @@ def _quick_json(tmp_path: Path, name: str, *extra: str) -> dict[str, object]:
 
 
 def test_quick_serve_measures_every_server_and_profiles_them(tmp_path: Path) -> None:
-    """`serve` reports throughput and server CPU for ours, the canned stack and the two
-    references (stock hypercorn worker, Trio + h11), and a profile of each."""
+    """`serve` reports throughput and server CPU for ours (stateless and in an HTTP session,
+    with and without the fast path), the canned stack and the two references (stock hypercorn
+    worker, Trio + h11), and a profile of each."""
     data = _quick_json(tmp_path, "serve")
     metrics = data["metrics"]
     assert isinstance(metrics, dict)
     assert set(metrics) == {
         "recorded",
         "recorded-sdk",
+        "session",
+        "session-sdk",
         "canned",
         "hypercorn",
         "h11",
@@ -116,6 +119,9 @@ def test_quick_serve_measures_every_server_and_profiles_them(tmp_path: Path) -> 
         "worker_saving_cpu_us",
         "over_floor_cpu_us",
         "fast_path_saving_cpu_us",
+        "session_saving_cpu_us",
+        "ratio_cpu_session_sdk",
+        "ratio_throughput_session_vs_sdk",
     ):
         assert isinstance(data[key], float), key
     profiles = data["profiles"]

@@ -55,6 +55,13 @@ def register_serve(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "the recorded server's",
     )
     parser.add_argument(
+        "--both-eras",
+        action="store_true",
+        help="serve both MCP protocol eras (the initialize handshake and 2026-07-28) even when "
+        "the recorded server spoke only the handshake; by default a replay keeps the recorded "
+        "server's era and version",
+    )
+    parser.add_argument(
         "--fault",
         action="append",
         default=[],

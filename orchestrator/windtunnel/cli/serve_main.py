@@ -140,6 +140,7 @@ def _server(
             synthesize=hook,
             fast_path=args.fast_path,
             own_identity=args.own_identity,
+            both_eras=args.both_eras,
             fault_seed=args.fault_seed,
         )
         if faults:
@@ -164,6 +165,7 @@ def _server(
         synthesize=hook,
         fast_path=args.fast_path,
         own_identity=args.own_identity,
+        both_eras=args.both_eras,
     )
 
 

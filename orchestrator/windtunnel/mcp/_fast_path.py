@@ -104,16 +104,25 @@ class FastPath:
             remember(self._accepted, key, verdict)
         return verdict
 
-    async def reply(self, call: PlainCall, version: str, traceparent: str | None = None) -> Reply:
+    async def reply(
+        self,
+        call: PlainCall,
+        version: str,
+        traceparent: str | None = None,
+        *,
+        answer: Answer | None = None,
+    ) -> Reply:
         """Answer `call` at `version`: the JSON-RPC response the SDK would write for it
-        (`traceparent`: the HTTP request's header, for an OpenTelemetry export)."""
+        (`traceparent`: the HTTP request's header, for an OpenTelemetry export; `answer`: how
+        this call is answered, if not as every other: in an HTTP session, with its state)."""
+        answering = self._answer if answer is None else answer
         try:
             if trace_context.capturing:
                 with trace_context.carried_by(call.params.get("_meta"), traceparent):
-                    answered = await answer_call(self._answer, call.name, call.args)
+                    answered = await answer_call(answering, call.name, call.args)
                     trace_context.note(answered)
             else:
-                answered = await answer_call(self._answer, call.name, call.args)
+                answered = await answer_call(answering, call.name, call.args)
         except Exception as exc:
             return self._error_reply(call, exc, version)
         return self._reply(call, answered, version)

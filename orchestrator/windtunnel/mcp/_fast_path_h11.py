@@ -61,11 +61,13 @@ _BODY_COMPLETE = BodyComplete()
 
 class PlainResponse(NamedTuple):
     """The response to a plain request: its status, its own headers in the order the app writes
-    them (Date and Server follow, as hypercorn adds them), and its body."""
+    them (Date and Server follow, as hypercorn adds them), and its body; `chunked` for a body
+    the app streams with no length (an SSE answer), which h11 frames as one chunk."""
 
     status: int
     headers: list[tuple[bytes, bytes]]
     body: bytes
+    chunked: bool = False
 
 
 class HTTPFastPathRules(Protocol):
@@ -314,12 +316,15 @@ class FastH11Protocol(H11Protocol):
             self.keep_alive_requests >= self.config.keep_alive_max_requests
             or self.context.terminated.is_set()
         )
-        head = self._head(
-            b"%d" % response.status,
-            response.headers,
-            [(b"connection", b"close")] if close else None,
-        )
-        await self.send(RawData(data=head + response.body))
+        last = [(b"connection", b"close")] if close else []
+        body = response.body
+        if response.chunked:
+            # h11's framing of a body without a length: `Transfer-Encoding` after every other
+            # header, the body as one chunk (the app sends it in one message), the last chunk.
+            last.append((b"Transfer-Encoding", b"chunked"))
+            body = b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body) if body else b"0\r\n\r\n"
+        head = self._head(b"%d" % response.status, response.headers, last)
+        await self.send(RawData(data=head + body))
         if close:
             await self.send(_CLOSED)
             return False

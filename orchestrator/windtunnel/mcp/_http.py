@@ -4,7 +4,7 @@ graceful stop), DESIGN §5."""
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Any
 
 import trio
@@ -17,6 +17,7 @@ from ._fast_path_http import HTTPFastPath
 from ._http_serving import MAX_REQUEST_BODY, HTTPServing, bind_sockets, serve_asgi
 from ._http_sessions import SessionRouter
 from ._hypercorn_internals import Sockets
+from ._protocol_era import EraGate
 
 __all__ = ["serve_http"]
 
@@ -32,6 +33,7 @@ async def serve_http(
     allowed: AllowedNames = NO_EXTRA_NAMES,
     sessions_server: Server[Any] | None = None,
     messaging_tools: Collection[str] = (),
+    versions: Sequence[str] | None = None,
     task_status: trio.TaskStatus[HTTPServing] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve `server` over Streamable HTTP until stopped; report an `HTTPServing` when bound.
@@ -50,13 +52,17 @@ async def serve_http(
     `TrustedHosts` allows for the bound address and port, or that `allowed` adds (else 421 or
     403, the SDK's answers); bodies over 4 MiB get 413 (`_http_serving`). With `fast_path`
     (whose path must be `path`), HTTP/1.1 connections answer its plain `tools/call`s inside the
-    protocol, without the SDK (`_fast_path_h11`).
+    protocol, without the SDK (`_fast_path_h11`). With `versions`, a request naming another
+    protocol version is refused (400), as by a server of the era they belong to
+    (`_protocol_era`).
     """
     stateless = _sdk_app(server, path, sessions=False)
     app: Any = stateless
     if sessions_server is not None:
         sessions = _sdk_app(sessions_server, path, sessions=True)
         app = SessionRouter(sessions, stateless, messaging_tools, MAX_REQUEST_BODY)
+    if versions is not None:
+        app = EraGate(app, versions)
     if fast_path is not None and fast_path.path != path:
         raise ValueError(f"plain calls at {fast_path.path!r} on a server at {path!r}")
     if sockets is None:

@@ -26,6 +26,7 @@ from .. import trace_context
 from ..calls import MCPCall, is_tool_result
 from ..errors import ServerError
 from ..replay import InputRequired
+from ._protocol_era import NegotiateAsRecorded, served_versions
 from ._request_spans import request_middleware
 from ._sdk_internals import SERVER_TAKES_SCHEMA_LOOKUP, session_state
 from ._server_messages import exchange_messages
@@ -182,6 +183,9 @@ def build_sdk_server(
     server.middleware = request_middleware(name)
     if surface is not None:
         install_surface(server, surface, request or _no_requests)
+        versions = served_versions(surface.protocol_version)
+        if versions is not None:
+            server.middleware.append(NegotiateAsRecorded(versions))
     return server
 
 

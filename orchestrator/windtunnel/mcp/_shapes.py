@@ -92,6 +92,9 @@ class ServedSurface:
     resource_templates: list[dict[str, Any]] = field(default_factory=list)
     prompts: list[dict[str, Any]] = field(default_factory=list)
     requests: frozenset[str] = frozenset()
+    protocol_version: str | None = None
+    """The version the recorded server presented: a handshake-era one keeps the replay to that
+    era and to it and earlier versions (`_protocol_era`); None, or 2026-07-28: both eras."""
 
     def capabilities(self) -> Mapping[str, Any]:
         server = self.server

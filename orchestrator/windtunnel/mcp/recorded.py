@@ -47,6 +47,7 @@ class RecordedMCPServer(MCPServer):
         scenario: str | None = None,
         fast_path: bool = True,
         own_identity: bool = False,
+        both_eras: bool = False,
         faults: Sequence[Fault | str] = (),
         fault_seed: int = 0,
         unit_id: str = "",
@@ -56,6 +57,9 @@ class RecordedMCPServer(MCPServer):
         self.own_identity = own_identity
         """Present Wind Tunnel's own `serverInfo`, capabilities and no instructions instead of
         the recorded server's (`wt serve --own-identity`)."""
+        self.both_eras = both_eras
+        """Serve both protocol eras even when the recorded server spoke only the `initialize`
+        handshake (`wt serve --both-eras`); by default the replay keeps its era and version."""
         if isinstance(path_or_universe, Universe):
             universe = path_or_universe
             default_name = "universe"
@@ -205,6 +209,11 @@ class RecordedMCPServer(MCPServer):
             resources=universe.resources,
             resource_templates=universe.resource_templates,
             prompts=universe.prompts,
+            protocol_version=(
+                None
+                if self.both_eras or universe.server is None
+                else universe.server.protocol_version
+            ),
             requests=frozenset(
                 method
                 for method, recorded in zip(

@@ -219,16 +219,19 @@ class MCPServer(ABC):
         one of `allowed_origins` (`trusted_hosts` has the rule): else 421 or 403.
 
         A server that `needs_sessions` hands a session to each client that opens one
-        (`initialize`) and answers its calls through the SDK, on SSE streams that carry the
-        recorded server messages; requests outside a session are stateless JSON, and their
-        plain calls take the fast path, as on a server that needs none."""
+        (`initialize`) and answers its calls on SSE streams, through the SDK when they carry
+        recorded server messages, else by the fast path as the SDK would; requests outside a
+        session are stateless JSON, and their plain calls take the fast path, as on a server
+        that needs none."""
         # The HTTP stack (hypercorn) loads with the first server that needs it, not with stdio;
         # Trio with the first server that runs on it (a plain stdio session needs none).
         import trio
 
         from ._fast_path_http import HTTPFastPath
+        from ._fast_path_sessions import SessionCalls
         from ._http import serve_http
         from ._http_serving import listen
+        from ._protocol_era import served_versions
 
         if self._serving is not None:
             raise ServerError(f"server {self.name!r} is already started")
@@ -237,16 +240,25 @@ class MCPServer(ABC):
         sdk_server = self.sdk_server()
         messaging = self.messaging_tools()
         sessions_server = self.sdk_server(notify=True) if self.needs_sessions() else None
+        versions = served_versions(self.surface().protocol_version)
 
         http_fast_path = None
         if self.fast_path:
             # A call whose answer comes with server messages is answered by the SDK, on a
             # stream that can carry them (as over stdio).
+            # In a session, as the SDK's handler answers there: with the session's own state.
+            sessions = (
+                None
+                if sessions_server is None
+                else SessionCalls(sessions_server, self.handle_call_exchanging)
+            )
             http_fast_path = HTTPFastPath(
                 path="/mcp",
                 tools=self.fast_path_tools(),
                 answer=self.handle_call,
                 server=sdk_server,
+                sessions=sessions,
+                versions=versions,
             )
 
         async with trio.open_nursery() as nursery:
@@ -260,6 +272,7 @@ class MCPServer(ABC):
                     allowed=allowed,
                     sessions_server=sessions_server,
                     messaging_tools=messaging,
+                    versions=versions,
                     task_status=task_status,
                 )
             )

@@ -72,6 +72,7 @@ class LiveMissServer(RecordedMCPServer):
         synthesize: SynthesizeHook | None = None,
         fast_path: bool = True,
         own_identity: bool = False,
+        both_eras: bool = False,
     ) -> None:
         super().__init__(
             path,
@@ -80,6 +81,7 @@ class LiveMissServer(RecordedMCPServer):
             synthesize=synthesize,
             fast_path=fast_path,
             own_identity=own_identity,
+            both_eras=both_eras,
         )
         self.path = Path(path)
         self.proxy = RecordingProxy(upstream, name=self.name, redact=redact, timeout_s=timeout_s)

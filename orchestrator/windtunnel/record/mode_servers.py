@@ -76,6 +76,7 @@ def server_for_mode(
     synthesize: SynthesizeHook | None = None,
     fast_path: bool = True,
     own_identity: bool = False,
+    both_eras: bool = False,
 ) -> MCPServer:
     """The server for `path` under `mode` (see the module)."""
     served = served_as(mode, path)
@@ -87,6 +88,7 @@ def server_for_mode(
             synthesize=synthesize,
             fast_path=fast_path,
             own_identity=own_identity,
+            both_eras=both_eras,
         )
     if upstream is None:
         if not Path(path).exists():
@@ -106,5 +108,6 @@ def server_for_mode(
             synthesize=synthesize,
             fast_path=fast_path,
             own_identity=own_identity,
+            both_eras=both_eras,
         )
     return RecordingToFile(path, upstream, name=name or "upstream", redact=redact)
