@@ -158,6 +158,19 @@ class Fleet:
             # for the fleet's lifetime (a pack's memory would grow with its units).
             router.scenarios.pop(unit_id, None)
 
+    async def scenario_not_started(
+        self, unit_id: str, upstreams: Sequence[str], error: str, *, scenario_name: str = ""
+    ) -> None:
+        """Report a unit that ended before `scenario` served anything (its universes failed to
+        load, its agent could not be resolved): the same `scenario_started` and
+        `scenario_finished` pair every unit has, the latter with the error, so an event
+        consumer counting units sees every one end."""
+        where = {"scenario": scenario_name or unit_id, "unit_id": unit_id}
+        await self.router.emit("scenario_started", **where, upstreams=sorted(upstreams))
+        await self.router.emit(
+            "scenario_finished", **where, calls=0, divergences=0, faults=[], error=error
+        )
+
     async def _supervise(
         self,
         run: ScenarioRun,

@@ -65,6 +65,8 @@ async def run_unit(
     deadline = trio.current_time() + scenario.timeout_s
     universes: dict[str, Universe] = {}
     run: ScenarioRun | None = None
+    announced = False
+    """`fleet.scenario` was entered: it reports the unit's start and end itself."""
     try:
         if servers is None:
             if pack is None:
@@ -84,6 +86,7 @@ async def run_unit(
             agent = agent.with_interpreter_of(pack.agent_for(scenario))
         runnable = resolve_agent(agent, scenario, base_dir=base_dir)
         with tempfile.TemporaryDirectory(prefix="wt-run-") as workdir:
+            announced = True
             async with fleet.scenario(unit.id, servers, scenario_name=scenario.name) as run:
                 ctx = AgentContext(
                     scenario=scenario.name,
@@ -100,6 +103,10 @@ async def run_unit(
                     trace.error = f"agent timed out after {scenario.timeout_s:g}s"
     except Exception as exc:  # an agent, adapter or user factory failing in any way
         trace.error = _reason(exc)
+        if not announced:
+            await fleet.scenario_not_started(
+                unit.id, list(scenario.upstreams), trace.error, scenario_name=scenario.name
+            )
     if run is not None:
         # Complete even after a failure: the scenario drained its router before exiting.
         trace.mcp_calls = run.call_log()
