@@ -27,7 +27,15 @@ from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call, Identity
 from .jsonrpc_surface import SERVER_INFO_META, SURFACE_METHODS, SurfaceCollector
-from .normalize import iso_from_seconds, iso_from_text, parse_args, text_result, wire_result
+from .normalize import (
+    elapsed_ms,
+    iso_from_seconds,
+    iso_from_text,
+    parse_args,
+    seconds_of,
+    text_result,
+    wire_result,
+)
 from .shape import as_list, as_obj, opt_str
 from .sniffing import first_record
 
@@ -54,6 +62,7 @@ class _Message(msgspec.Struct):
     ts: str | None
     msg: dict[str, Any]
     sender: str | None = None  # "c2s" / "s2c" when the capture says
+    seconds: float | None = None  # `ts` as Unix seconds, at the capture's own precision
 
     def request_key(self, request_id: Any) -> tuple[str | None, str | None, bytes]:
         """Ids are per connection and per direction: both sides number their own requests."""
@@ -103,7 +112,14 @@ def _messages(doc: Document) -> list[_Message]:
             direction = record.get("dir")
             sender = direction if direction in ("c2s", "s2c") else None
             messages.append(
-                _Message(where, conn or None, _timestamp(record.get("ts")), msg, sender)
+                _Message(
+                    where,
+                    conn or None,
+                    _timestamp(record.get("ts")),
+                    msg,
+                    sender,
+                    seconds_of(record.get("ts")),
+                )
             )
         else:
             messages.append(_Message(where, None, None, record))
@@ -148,6 +164,8 @@ class _Pending(msgspec.Struct):
     asked: dict[str, Any] | None = None
     """For a server request tied to a call: its `server_messages` entry, which gets the
     client's `response`."""
+    started: float | None = None
+    """When the request was sent (Unix seconds), for the call's `duration_ms`."""
 
 
 _PendingKey = tuple[str | None, str | None, bytes]
@@ -231,7 +249,11 @@ def read(doc: Document, builder: TraceBuilder) -> None:
                     provenance={"line": message.line},
                 )
             pending[key] = _Pending(
-                method, msg.get("params"), call, messages=[] if call is not None else None
+                method,
+                msg.get("params"),
+                call,
+                messages=[] if call is not None else None,
+                started=message.seconds,
             )
             continue
         if "id" not in msg:
@@ -255,6 +277,8 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         if answered.call is not None and answered.messages:
             answered.call.server_messages = _answered_messages(builder, message, answered.messages)
         _response(doc, builder, message, answered.method, answered.call, upstream)
+        if answered.call is not None:
+            answered.call.duration_ms = elapsed_ms(answered.started, message.seconds)
         result = msg.get("result")
         if answered.method in SURFACE_METHODS and isinstance(result, dict):
             surface.answered(upstream, message.line, answered.method, answered.params, result)
