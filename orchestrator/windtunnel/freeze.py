@@ -31,10 +31,20 @@ from .universe import (
     write_universe,
 )
 
-__all__ = ["RECORDING_META", "freeze_universe"]
+__all__ = ["RECORDED_DURATION", "RECORDING_META", "freeze_universe", "rounded_ms"]
 
 # A call log entry's `extra[RECORDING_META]` becomes its recording's `meta` (provenance).
 RECORDING_META = "recording_meta"
+
+RECORDED_DURATION = "duration_ms"
+"""The key of a recording's `meta` that says how long the witnessed call took, in milliseconds
+(`wt record`, and `wt import` where the trace timed the call): what `delay:recorded` waits."""
+
+
+def rounded_ms(milliseconds: float) -> float:
+    """A duration as a recording keeps it: milliseconds to the microsecond (3 decimals), never
+    negative (a wall clock stepped back mid-call is taken as no time)."""
+    return round(max(milliseconds, 0.0), 3)
 
 
 def freeze_universe(

@@ -94,6 +94,14 @@ def _import_and_run(trace: Path, tmp_path: Path) -> tuple[Envelope, int]:
     return envelope, len(output.plan.calls)
 
 
+def _assert_timed(envelope: Envelope, tmp_path: Path) -> None:
+    """Each call's span timed it (`duration_ms` > 0), and its recording keeps that duration."""
+    durations = [call.duration_ms for call in envelope.calls]
+    assert all(d is not None and d > 0 for d in durations), durations
+    universe = json.loads((tmp_path / "pack" / "fixture.universe.json").read_text())
+    assert [r["meta"]["duration_ms"] for r in universe["recordings"]] == durations
+
+
 @pytest.mark.parametrize("version", ["2", "3", "4", "5", "6"])
 def test_pydantic_ai_instrumentation_every_version(version: str, tmp_path: Path) -> None:
     """pydantic-ai over fastmcp, instrumentation v2..v6: exact args, a tool error, both replayed."""
@@ -111,6 +119,7 @@ def test_pydantic_ai_instrumentation_every_version(version: str, tmp_path: Path)
     assert envelope.calls[0].result.content == [{"type": "text", "text": LOOKUP_RESULT}]
     assert "args_missing" not in _codes(envelope)
     assert replayed == 2
+    _assert_timed(envelope, tmp_path)
 
 
 def test_pydantic_ai_without_content_capture_says_what_is_missing(tmp_path: Path) -> None:
@@ -186,6 +195,7 @@ def test_openai_agents_native_tracing(tmp_path: Path) -> None:
     assert envelope.calls[0].result.content == [{"type": "text", "text": LOOKUP_RESULT}]
     assert [u.id for u in envelope.upstreams] == ["crm"]
     assert replayed == 2
+    _assert_timed(envelope, tmp_path)
 
 
 def test_openai_agents_tool_failure_from_the_sdk_server_is_a_tool_error(tmp_path: Path) -> None:

@@ -80,6 +80,10 @@ async def test_two_upstreams_one_universe_each_and_a_log_wt_import_reads(tmp_pat
         ("lookup", {"query": "acme"}),
         ("issue_token", {"user": "ana"}),
     ]
+    # Each recording keeps how long its call took; the capture log's times give the same.
+    durations = [r.meta for r in crm.recordings + billing.recordings]
+    assert all(isinstance(m, dict) and m["duration_ms"] > 0 for m in durations), durations
+    assert [r.meta for r in imported.recordings] == [r.meta for r in crm.recordings]
 
 
 def test_upstream_words_are_split_into_urls_commands_and_options() -> None:

@@ -54,8 +54,8 @@ async def run_calls(url: str) -> list[dict[str, object]]:
 async def test_misses_are_answered_live_appended_and_then_replay(
     small_universe: Path, tmp_path: Path
 ) -> None:
-    """Two missing calls reach v1 and are appended once each; the grown universe replays every
-    call with no divergence and the same answers."""
+    """Two missing calls reach v1 and are appended once each, with how long the live call took;
+    the grown universe replays every call with no divergence and the same answers."""
     server = LiveMissServer(small_universe, upstream=drifting_command("v1", tmp_path / "s.log"))
     with trio.fail_after(90):
         async with trio.open_nursery() as nursery:
@@ -76,6 +76,9 @@ async def test_misses_are_answered_live_appended_and_then_replay(
         ("lookup", {"query": "bob"}),
         ("search", {"term": "lamp"}),
     ]
+    appended = [r.meta for r in grown.recordings[1:]]
+    assert all(isinstance(m, dict) and list(m) == ["duration_ms"] for m in appended), appended
+    assert all(m["duration_ms"] > 0 for m in appended if isinstance(m, dict))
     replay = RecordedMCPServer(small_universe)
     with trio.fail_after(30):
         async with trio.open_nursery() as nursery:

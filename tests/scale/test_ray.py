@@ -9,15 +9,20 @@ import shutil
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import ray
 
+from tests.runner.test_fault_runs import OUTCOMES_PACK, write_pack
 from tests.scale.packs import scripted_pack
 from tests.scale.test_parallel import verdicts
 from windtunnel.cli.main import main
+from windtunnel.faults.spec import draw
 from windtunnel.rundir.results import read_results
 from windtunnel.runner.progress import Progress
+from windtunnel.runner.trace import Trace
+from windtunnel.runner.units import unit_seed
 from windtunnel.scale.local import parse_progress_line
 from windtunnel.scale.ray_executor import ShardJob, run_ray_shards
 from windtunnel.scale.ray_ship import ShippedPack
@@ -177,3 +182,58 @@ def test_ray_resume_refuses_another_plan(
         message,
     )
     assert {p: p.read_bytes() for p in sorted((run / "shards").rglob("*")) if p.is_file()} == before
+
+
+def faulted(run_dir: Path) -> list[tuple[Any, ...]]:
+    """Per unit: its status, verdicts, the agent's output (what its client saw), each call
+    with the fault evidence it carries, and each declared fault's count."""
+
+    def row(t: Trace) -> tuple[Any, ...]:
+        calls = [(c.tool_name, c.result, c.extra.get("injected_fault")) for c in t.mcp_calls]
+        declared = [(f.fault, f.injected) for f in t.faults]
+        return (t.unit_id, t.status, t.verdicts, t.output, calls, declared)
+
+    return [row(t) for t in read_results(run_dir)]
+
+
+@pytest.mark.timeout(240)
+def test_faults_on_ray_equal_the_local_run(
+    tmp_path: Path, local_ray: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A pack's scenario faults and `wt run --fault` reach the Ray tasks: the same units pass,
+    fail and are `invalid`, with the same faulted calls and evidence (a fraction drawn from
+    each unit's seed included), as in a local run; the exit code and summary line agree."""
+    pack = write_pack(tmp_path / "pack.toml", "faulted", OUTCOMES_PACK[:3])
+    extra = ["--fault", "client_lookup@0.5=delay:0.01", "--progress", "plain"]
+    local, on_ray = tmp_path / "local", tmp_path / "ray"
+    assert main(["run", str(pack), "-o", str(local), *extra]) == 1
+    local_err = capsys.readouterr().err
+    ray_args = ["--executor", "ray", "-j", "2"]
+    assert main(["run", str(pack), "-o", str(on_ray), *ray_args, *extra]) == 1
+    ray_err = capsys.readouterr().err
+    assert sorted(faulted(on_ray)) == sorted(faulted(local))
+    rows = {row[0]: row for row in faulted(on_ray)}
+    # `fabricates` answers every lookup with its own error first, so `--fault` never fires there.
+    assert {uid: row[1] for uid, row in rows.items()} == {
+        "retries#0": "passed",
+        "fabricates#0": "invalid",
+        "never-reached#0": "invalid",
+    }
+    drawn = {
+        (uid, e["call_number"])
+        for uid, row in rows.items()
+        for _, _, e in row[4]
+        if e is not None and e["id"] == "client_lookup@0.5=delay:0.01"
+    }
+    lookups = {
+        (uid, n)
+        for uid, row in rows.items()
+        for n in range(1, 1 + sum(tool == "client_lookup" for tool, _, _ in row[4]))
+        if (uid, n) != ("retries#0", 1) and uid != "fabricates#0"
+    }
+    assert drawn == {
+        (uid, n) for uid, n in lookups if draw(unit_seed(uid), uid, "client_lookup", n) < 0.5
+    }
+    summary = [line for line in local_err.splitlines() if line.startswith("faulted: ")]
+    assert len(summary) == 1
+    assert summary[0] in ray_err.splitlines()

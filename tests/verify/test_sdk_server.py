@@ -214,10 +214,14 @@ def test_fail_on_any_fails_on_informational_drift(
 
 
 def test_update_writes_the_live_world_which_then_verifies_clean(
-    v1_universe: Path, v2_url: str, capsys: pytest.CaptureFixture[str]
+    v1_universe: Path,
+    v2_url: str,
+    recorded_v1: tuple[Path, Path],
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """--update against v2: re-sent calls get v2's answers, skipped ones stay, a gone tool's
-    recording goes; verified again against v2 it is clean, and it replays v2's answers."""
+    """--update against v2: re-sent calls get v2's answers (and their durations), skipped ones
+    stay with their recorded `meta`, a gone tool's recording goes; verified again against v2
+    it is clean, and it replays v2's answers."""
     code, _, err = verify(capsys, str(v1_universe), "--update", "--against", v2_url)
     assert code == 1
     assert (
@@ -237,6 +241,15 @@ def test_update_writes_the_live_world_which_then_verifies_clean(
     assert updated.server is not None and updated.server.info is not None
     assert updated.server.info["version"] == "2.0.0"
     assert updated.meta["recorded_by"].startswith("wt verify --update")
+    recorded = {r.tool_name: r.meta for r in load_universe(recorded_v1[0]).recordings}
+    metas = {r.tool_name: r.meta for r in updated.recordings}
+    assert {tool: metas[tool] for tool in ("send_email", "find")} == {
+        tool: recorded[tool] for tool in ("send_email", "find")
+    }
+    assert all(
+        isinstance(meta, dict) and list(meta) == ["duration_ms"] and meta["duration_ms"] >= 0
+        for meta in metas.values()
+    )
     code, document = verify_json(capsys, str(v1_universe), "--against", v2_url)
     assert (code, findings(document)) == (0, [])
     server = RecordedMCPServer(updated)

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..calls import MCPCall, is_tool_result
 from ..errors import InputError, UniverseError
+from ..freeze import RECORDED_DURATION
 from ..universe import Universe
 from .spec import ALL_TOOLS, FAULT_EXTRA_KEY, Fault
 
@@ -136,11 +137,12 @@ def _output_schema(universe: Universe, tool_name: str) -> dict[str, Any] | None:
 
 
 def recorded_seconds(universe: Universe, recording: int | None) -> float:
-    """The recorded duration of `recording` (`meta.duration_ms`), 0 when it has none."""
+    """The recorded duration of `recording` (`meta.duration_ms`, written by `wt record` and by
+    `wt import` from a timed trace), 0 when it has none."""
     if recording is None:
         return 0.0
     meta = universe.recordings[recording].meta
-    duration = meta.get("duration_ms") if isinstance(meta, dict) else None
+    duration = meta.get(RECORDED_DURATION) if isinstance(meta, dict) else None
     if isinstance(duration, int | float) and not isinstance(duration, bool) and duration > 0:
         return float(duration) / 1000.0
     return 0.0

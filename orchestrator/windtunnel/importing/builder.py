@@ -133,6 +133,7 @@ class TraceBuilder:
         started_at: str | None = None,
         ended_at: str | None = None,
         timing: Timing = "none",
+        duration_ms: float | None = None,
         provenance: dict[str, Any] | None = None,
         source_name: str | None = None,
     ) -> Call:
@@ -149,6 +150,7 @@ class TraceBuilder:
             started_at=started_at,
             ended_at=ended_at,
             timing=timing,
+            duration_ms=duration_ms,
             flags=list(args.flags),
             provenance=dict(provenance or {}),
         )

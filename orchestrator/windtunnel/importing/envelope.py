@@ -241,6 +241,10 @@ class Call(msgspec.Struct, omit_defaults=True):
     started_at: str | None = None
     ended_at: str | None = None
     timing: Timing = "none"
+    duration_ms: float | None = None
+    """How long the call took as the trace timed it (`timing` exact), in milliseconds to the
+    microsecond: `started_at`/`ended_at` are to the millisecond. Its recording's
+    `meta.duration_ms`, which `delay:recorded` replays."""
     flags: list[str] = msgspec.field(default_factory=list)
     provenance: dict[str, Any] = msgspec.field(default_factory=dict)
     server_messages: list[dict[str, Any]] | None = None

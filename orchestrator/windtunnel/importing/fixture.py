@@ -20,7 +20,7 @@ import msgspec
 
 from ..calls import MCPCall
 from ..canonical import canonical_key, nested_deeper_than
-from ..freeze import RECORDING_META, freeze_universe
+from ..freeze import RECORDED_DURATION, RECORDING_META, freeze_universe
 from ..universe import (
     MAX_NESTING,
     Universe,
@@ -94,9 +94,14 @@ def replayable(envelope: Envelope, call: Call, *, keep_suspect: bool, wire_only:
 
 
 def _recording_meta(call: Call) -> dict[str, Any]:
+    """What a call's recording keeps of it besides the call: that its result is the model's
+    view, and how long it took where the trace timed it (`delay:recorded` replays that)."""
+    meta: dict[str, Any] = {}
     if call.result is not None and call.result.view == "model":
-        return {RECORDING_META: {"provenance": "model_view", "seq": call.seq}}
-    return {}
+        meta.update(provenance="model_view", seq=call.seq)
+    if call.duration_ms is not None:
+        meta[RECORDED_DURATION] = call.duration_ms
+    return {RECORDING_META: meta} if meta else {}
 
 
 def _sequence_tools(calls: list[Call]) -> set[tuple[str, str]]:

@@ -32,7 +32,15 @@ from .builder import TraceBuilder
 from .document import Document
 from .envelope import Call, Identity
 from .jsonrpc_surface import SERVER_INFO_META, SURFACE_METHODS, SurfaceCollector
-from .normalize import iso_from_seconds, iso_from_text, parse_args, text_result, wire_result
+from .normalize import (
+    elapsed_ms,
+    iso_from_seconds,
+    iso_from_text,
+    parse_args,
+    seconds_of,
+    text_result,
+    wire_result,
+)
 from .shape import as_list, as_obj, opt_str
 from .sniffing import first_record
 
@@ -61,6 +69,7 @@ class _Message(msgspec.Struct):
     sender: str | None = None  # "c2s" / "s2c" when the capture says
     in_reply_to: Any = None
     """The id of the request whose HTTP answer carried this message, when the capture says."""
+    seconds: float | None = None  # `ts` as Unix seconds, at the capture's own precision
 
     def request_key(self, request_id: Any) -> tuple[str | None, str | None, bytes]:
         """Ids are per connection and per direction: both sides number their own requests."""
@@ -118,6 +127,7 @@ def _messages(doc: Document) -> list[_Message]:
                     msg,
                     sender,
                     carrier if _is_id(carrier) else None,
+                    seconds_of(record.get("ts")),
                 )
             )
         else:
@@ -164,6 +174,10 @@ class _Pending(msgspec.Struct):
     asked: dict[str, Any] | None = None
     """For a server request tied to a call: its `server_messages` entry, which gets the
     client's `response`."""
+    started: float | None = None
+    """For a `tools/call`: when its (last) request was sent, as Unix seconds, if the capture
+    says; a call answered over `input_required` rounds is timed by its final round, as
+    `wt record` times it."""
 
 
 _PendingKey = tuple[str | None, str | None, bytes]
@@ -268,6 +282,8 @@ def read(doc: Document, builder: TraceBuilder) -> None:
         if answered.call is not None and answered.messages is not None:
             answered.call.server_messages = _answered_messages(builder, message, answered.messages)
         _response(doc, builder, message, answered.method, answered.call, upstream)
+        if answered.call is not None:
+            answered.call.duration_ms = elapsed_ms(answered.started, message.seconds)
         if answered.method in SURFACE_METHODS and isinstance(result, dict):
             surface.answered(upstream, message.line, answered.method, answered.params, result)
     surface.fill(builder.surface)
@@ -339,7 +355,9 @@ def _call_sent(
     retried = waiting.retried(name, params)
     if retried is not None:
         messages, first = retried
-        return _Pending("tools/call", params, first.call, messages, first.line)
+        return _Pending(
+            "tools/call", params, first.call, messages, first.line, started=message.seconds
+        )
     call = builder.call(
         upstream,
         name,
@@ -349,7 +367,9 @@ def _call_sent(
         timing="exact" if message.ts else "none",
         provenance={"line": message.line},
     )
-    return _Pending("tools/call", params, call, CallMessages(params), message.line)
+    return _Pending(
+        "tools/call", params, call, CallMessages(params), message.line, started=message.seconds
+    )
 
 
 def _not_final(

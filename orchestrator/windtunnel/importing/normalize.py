@@ -17,6 +17,7 @@ from .envelope import CallResult
 __all__ = [
     "ParsedArgs",
     "anthropic_content",
+    "elapsed_ms",
     "iso_from_nanos",
     "iso_from_seconds",
     "iso_from_text",
@@ -24,6 +25,7 @@ __all__ = [
     "missing_args",
     "parse_args",
     "parse_json_text",
+    "seconds_of",
     "slug",
     "text_block",
     "text_result",
@@ -203,6 +205,36 @@ def iso_from_text(text: str) -> str | None:
         return _iso(moment)
     except (OverflowError, ValueError):
         return None
+
+
+def seconds_of(value: Any) -> float | None:
+    """Unix seconds from a number or an ISO 8601 text (UTC when it names no zone), at the
+    precision the trace gave; None when it is neither."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    if not isinstance(value, str):
+        return None
+    try:
+        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=dt.UTC)
+    try:
+        return moment.timestamp()
+    except (OverflowError, ValueError):
+        return None
+
+
+def elapsed_ms(start: float | None, end: float | None) -> float | None:
+    """How long a call took, in milliseconds to the microsecond, from its start and end in Unix
+    seconds (`seconds_of`); None when either is unknown or the end comes before the start.
+
+    The envelope's `started_at`/`ended_at` are written to the millisecond; this keeps what the
+    trace had, for a recording's `meta.duration_ms` (replayed by `delay:recorded`)."""
+    if start is None or end is None or end < start:
+        return None
+    return round((end - start) * 1000.0, 3)
 
 
 _SLUG_BAD = re.compile(r"[^a-z0-9_.-]+")

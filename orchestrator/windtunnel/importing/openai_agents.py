@@ -17,7 +17,15 @@ from typing import Any
 from .builder import TraceBuilder
 from .document import Document
 from .envelope import CallResult, Identity
-from .normalize import iso_from_text, parse_args, parse_json_text, text_block, text_result
+from .normalize import (
+    elapsed_ms,
+    iso_from_text,
+    parse_args,
+    parse_json_text,
+    seconds_of,
+    text_block,
+    text_result,
+)
 from .shape import as_obj, opt_str
 from .sniffing import first_record
 
@@ -141,6 +149,9 @@ def _call(doc: Document, builder: TraceBuilder, where: str, span: dict[str, Any]
         started_at=iso_from_text(opt_str(span.get("started_at")) or ""),
         ended_at=iso_from_text(opt_str(span.get("ended_at")) or ""),
         timing="exact",
+        duration_ms=elapsed_ms(
+            seconds_of(span.get("started_at")), seconds_of(span.get("ended_at"))
+        ),
         provenance={"span_id": opt_str(span.get("id")) or ""},
     )
     error = span.get("error")

@@ -349,6 +349,12 @@ def _best_result(group: list[Span]) -> ResultView | None:
     return best[0] if best else None
 
 
+def _duration_ms(start: int, end: int) -> float | None:
+    """The span's nanoseconds as milliseconds to the microsecond (integers: no float rounding
+    of a Unix time in nanoseconds); None for a span that ends before it starts."""
+    return None if end < start else round((end - start) // 1000 / 1000.0, 3)
+
+
 def _call(
     builder: TraceBuilder,
     group: list[Span],
@@ -372,6 +378,7 @@ def _call(
         started_at=iso_from_nanos(first.start),
         ended_at=iso_from_nanos(max(s.end for s in group)),
         timing="exact",
+        duration_ms=_duration_ms(first.start, max(s.end for s in group)),
         provenance=provenance,
     )
     if len(group) > 1:

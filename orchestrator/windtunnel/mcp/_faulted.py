@@ -8,8 +8,13 @@
   away (`ProcessDropped` unwinds it, and `wt serve` exits with status 1).
 
 The HTTP worker says which connection a request came on through `_connection.CONNECTION` (a
-context variable its request tasks inherit); where none is set (a request answered in an HTTP
-session's own task), `drop` ends the request with no answer, like `timeout`.
+context variable its request tasks inherit). Inside a Streamable HTTP session the SDK answers a
+request in the session's own task group, but it runs each handler in the context of the task
+that delivered the request (`JSONRPCDispatcher._spawn`: `sender_ctx.run(...)`, in every SDK
+version we support, 2.1.1 to 2.3.x): there too the connection is the one the call's `POST` came
+on, so a `drop` ends that call's event stream only and a `timeout` ends when that client goes
+(`tests/faults/test_sessions.py`). Where none is set (stdio; an ASGI server other than ours),
+`drop` ends the request with no answer, like `timeout`.
 """
 
 from __future__ import annotations

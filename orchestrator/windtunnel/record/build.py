@@ -23,7 +23,7 @@ import msgspec
 from .. import __version__
 from ..calls import MCPCall
 from ..canonical import args_key, canonical_key, encode_json
-from ..freeze import freeze_universe
+from ..freeze import RECORDED_DURATION, RECORDING_META, freeze_universe, rounded_ms
 from ..importing.secrets import scan_secrets
 from ..universe import (
     Universe,
@@ -43,6 +43,7 @@ __all__ = [
     "kept_calls",
     "redacted_calls",
     "surface_additions",
+    "timed_calls",
     "tool_additions",
     "universe_tools",
     "with_additions",
@@ -207,6 +208,20 @@ def redacted_calls(tap: SessionTap, redactor: Redactor) -> list[MCPCall]:
     ]
 
 
+def timed_calls(calls: Sequence[MCPCall]) -> list[MCPCall]:
+    """The calls with each witnessed one's duration in the meta its recording gets
+    (`meta.duration_ms`, what `delay:recorded` replays). A call that was not witnessed now (a
+    recording `wt verify --update` keeps: no `started_at`) keeps the meta it carries."""
+    timed: list[MCPCall] = []
+    for call in calls:
+        if call.started_at > 0:
+            meta = dict(call.extra.get(RECORDING_META) or {})
+            meta[RECORDED_DURATION] = rounded_ms(call.duration_ms)
+            call = msgspec.structs.replace(call, extra={**call.extra, RECORDING_META: meta})
+        timed.append(call)
+    return timed
+
+
 def _data_of(message: dict[str, Any]) -> dict[str, Any] | None:
     """What of a message redaction looks for secrets in: schemas are not data (a key rule for
     `api_key` must not take the schema of an `api_key` parameter for a secret). A `tools/list`
@@ -286,7 +301,7 @@ class RecordingBuilder:
                 "distinct_values": redactor.distinct,
                 "by_rule": redactor.summary(),
             }
-        universe = freeze_universe(calls, tools=tools, path=None, meta=meta)
+        universe = freeze_universe(timed_calls(calls), tools=tools, path=None, meta=meta)
         modes = {tool.name: tool.mode for tool in tools}
         additions = surface_additions(tap.surface, listed, kept_calls(calls, modes), redactor)
         universe = with_additions(universe, additions)

@@ -36,6 +36,7 @@ from ..calls import MCPCall, without_envelope
 from ..canonical import canonical_key
 from ..divergence import Divergence, LiveOutcome, divergence_call, log_divergence
 from ..errors import InputError
+from ..freeze import RECORDED_DURATION, rounded_ms
 from ..matching import Miss
 from ..mcp._shapes import Exchange, SessionState, SyncAnswer
 from ..mcp.recorded import RecordedMCPServer
@@ -144,7 +145,9 @@ class LiveMissServer(RecordedMCPServer):
         try:
             if self._client is None:
                 raise InputError("the live session is not open")
+            began = trio.current_time()
             raw = await self._client.request("tools/call", {"name": tool_name, "arguments": args})
+            took_ms = (trio.current_time() - began) * 1000.0
         except (LiveRequestError, InputError) as exc:
             result = {
                 "error": "live_upstream_failed",
@@ -158,7 +161,10 @@ class LiveMissServer(RecordedMCPServer):
             redactor = self.proxy.redactor
             redactor.see_call(args, result)
             recording = Recording(
-                tool_name=tool_name, args=redactor.apply(args), result=redactor.apply(result)
+                tool_name=tool_name,
+                args=redactor.apply(args),
+                result=redactor.apply(result),
+                meta={RECORDED_DURATION: rounded_ms(took_ms)},
             )
             sequence = tool_name in self.ordered_tools()
             added = await trio.to_thread.run_sync(append_recording, self.path, recording, sequence)

@@ -4,9 +4,9 @@ The new universe is built by the verification proxy's own `RecordingBuilder` (so
 freezing, sequence detection, surface and redaction as `wt record`) from:
 
 - the surface the live server just showed (identity, instructions, tools, resources, prompts);
-- every recording in file order: the live answer where the call was re-sent, the recorded one
-  where it was skipped (a write tool is never re-sent, so its recording stays), and none for a
-  tool the live server no longer lists;
+- every recording in file order: the live answer (and its duration) where the call was re-sent,
+  the recorded one (with its `meta`) where it was skipped (a write tool is never re-sent, so its
+  recording stays), and none for a tool the live server no longer lists;
 - what verification never asks again (resource reads, prompt gets, completions), as recorded;
 - the universe's own `matching` (for the tools that remain), each tool's `result_schema` and
   its `"mode": "sequence"`.
@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import msgspec
 
 from .. import __version__
 from ..calls import MCPCall
 from ..canonical import canonical_key
+from ..freeze import RECORDING_META
 from ..record.build import Recording
 from ..record.saving import save_recording
 from ..record.tap import SERVER_MESSAGES
@@ -62,9 +64,11 @@ def updated_recording(verified: Verified) -> tuple[Recording, UpdateSummary]:
             merged.append(live)
             continue
         kept += 1
-        extra = {}
+        extra: dict[str, Any] = {}
         if isinstance(recording.server_messages, list) and recording.server_messages:
             extra[SERVER_MESSAGES] = recording.server_messages
+        if isinstance(recording.meta, dict) and recording.meta:
+            extra[RECORDING_META] = recording.meta  # its recorded duration and provenance
         is_error = isinstance(recording.result, dict) and recording.result.get("isError") is True
         proxy.redactor.see_call(recording.args, recording.result)
         merged.append(
