@@ -58,3 +58,34 @@ async def test_a_unit_whose_universe_does_not_load_still_starts_and_finishes(
     assert (finished["calls"], finished["divergences"], finished["faults"]) == (0, 0, [])
     assert finished["error"] == rows["broken"].error
     assert started["seq"] < finished["seq"]
+
+
+async def test_a_universes_own_fault_that_never_fired_makes_the_unit_invalid(
+    tmp_path: Path,
+) -> None:
+    """The faults a universe file declares are declared for every unit run against it."""
+    doc = json.loads(CRM.read_text())
+    doc["faults"] = [{"tool": "list_invoices", "kind": "is_error", "message": "billing down"}]
+    faulty = tmp_path / "faulty.universe.json"
+    faulty.write_text(json.dumps(doc))
+    lookup = PlanStep(tool="client_lookup", args={"query": "Bluewing Logistics"})
+    invoices = PlanStep(tool="list_invoices", args={"account_id": "ACC-1042"})
+    pack = ScenarioPack(
+        "universe faults",
+        [
+            Scenario(name="never", task="t", upstreams={"crm": faulty}, plan=[lookup]),
+            Scenario(name="meets", task="t", upstreams={"crm": faulty}, plan=[lookup, invoices]),
+        ],
+    )
+    with trio.fail_after(60):
+        summary = await run_pack(pack, PackRunOptions(run_dir=tmp_path / "run"))
+    rows = {row.scenario: row for row in read_results(tmp_path / "run", with_calls=False)}
+    assert rows["never"].status == "invalid"
+    assert [(f.fault, f.injected) for f in rows["never"].faults] == [
+        ("list_invoices=is_error:billing down", 0)
+    ]
+    assert rows["meets"].status == "passed"
+    assert [(f.fault, f.injected) for f in rows["meets"].faults] == [
+        ("list_invoices=is_error:billing down", 1)
+    ]
+    assert (summary.passed, summary.total) == (1, 2)

@@ -80,6 +80,9 @@ async def run_unit(
             for name, server in servers.items()
             if isinstance(getattr(server, "universe", None), Universe)
         }
+        # A universe's own faults are declared for every unit that runs against it: one that
+        # never fired leaves the unit `invalid` as a scenario's would.
+        declared += [fault for universe in universes.values() for fault in universe.faults]
         if agent is None and pack is not None:
             agent = pack.agent_for(scenario)
         elif isinstance(agent, AgentSpec) and pack is not None:

@@ -2,10 +2,10 @@
 
 A server that injects a fault into a call logs it with the call (`extra["injected_fault"]`,
 `Fault.evidence`: the fault's `id`, `kind`, `target` and arguments). A unit declares its faults
-(the scenario's, plus `wt run --fault`); each declared fault is counted over the unit's call log
-by its id, and one injected into no call makes the unit `invalid`: it did not test what it was
-meant to. (`extra["fault"]` is something else: a server's own failure, such as a `synthesize`
-hook raising, which fails the unit as an error.)
+(the scenario's, `wt run --fault`'s and its universes' own); each is counted over the unit's
+call log by its id, and one injected into no call makes the unit `invalid`: it did not test
+what it was meant to. (`extra["fault"]` is something else: a server's own failure, such as a
+`synthesize` hook raising, which fails the unit as an error.)
 """
 
 from __future__ import annotations
