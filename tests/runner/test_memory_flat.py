@@ -11,6 +11,7 @@ import tracemalloc
 from pathlib import Path
 
 import msgspec
+import pytest
 import trio
 
 from windtunnel.api import Scenario, ScenarioPack, no_divergence
@@ -85,6 +86,7 @@ async def peak_in_a_fresh_process(units: int, run_dir: Path) -> int:
     return int(done.stdout.decode().split()[-1])
 
 
+@pytest.mark.timeout(900)  # pytest-timeout's 300 s default would cut the deadline below short
 async def test_peak_memory_does_not_grow_with_the_units(tmp_path: Path) -> None:
     """7,000 more units add under 3 MB to the traced peak (the old runner added ~7.3 MB)."""
     with trio.fail_after(900):
