@@ -10,6 +10,7 @@ SDK's own handshake-only server's, fast path on or off."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -173,3 +174,23 @@ async def test_over_stdio_a_handshake_era_replay_answers_as_a_handshake_era_serv
     assert b'"structuredContent":{"sum":3}' in fast[4]
     assert fast[5] == fast[4].replace(b'"id":2', b'"id":3')
     assert b'"supportedVersions":["2026-07-28"]' in opened
+
+
+async def test_over_stdio_own_identity_keeps_the_recorded_era(tmp_path: Path) -> None:
+    """`wt serve --stdio --own-identity` of a universe recorded at 2025-06-18 (a plain one, which
+    `--both-eras` serves without loading the SDK): the Python client (`auto`) ends at
+    2025-06-18; with `--both-eras` at 2026-07-28."""
+    path = tmp_path / "plain.universe.json"
+    plain = {
+        "windtunnel_universe": 1,
+        "server": {"protocol_version": "2025-06-18"},
+        "tools": [{"name": "motd", "input_schema": {"type": "object"}}],
+        "recordings": [{"tool_name": "motd", "args": {}, "result": "hello"}],
+    }
+    path.write_text(json.dumps(plain))
+    versions = []
+    with trio.fail_after(60):
+        for extra in ([], ["--both-eras"]):
+            params = wt_serve_stdio(tmp_path / "err", "--own-identity", *extra, str(path))
+            versions.append((await python_view(params))[0])
+    assert versions == ["2025-06-18", "2026-07-28"]
