@@ -13,6 +13,7 @@ import trio
 
 from windtunnel.mcp import MCPServer
 from windtunnel.mcp._fast_path_stdio import StdioFastPath
+from windtunnel.mcp._protocol_era import served_versions
 from windtunnel.mcp._stdio import serve_fds
 from windtunnel.mcp._stdio_lite import lite_session, serve_fds_lazily
 
@@ -137,10 +138,16 @@ async def stdio_session(
     messaging = server.messaging_tools()
     tools = [spec.name for spec in server.tool_specs() if spec.name not in messaging]
     now = server.sync_answer() if answering == "thread" else None
-    calls = StdioFastPath(sdk, tools, server.handle_call, now) if fast else None
+    handshake_only = served_versions(server.surface().protocol_version) is not None
+    calls = (
+        StdioFastPath(sdk, tools, server.handle_call, now, handshake_only=handshake_only)
+        if fast
+        else None
+    )
 
     async def serve(server_in: int, server_out: int) -> None:
-        await serve_fds(sdk, server_in, server_out, calls, server.ordered_tools())
+        ordered = server.ordered_tools()
+        await serve_fds(sdk, server_in, server_out, calls, ordered, handshake_only=handshake_only)
 
     async with _piped(serve, non_blocking=non_blocking, saw=saw) as client:
         yield client

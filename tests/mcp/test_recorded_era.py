@@ -15,6 +15,7 @@ import httpx2
 import mcp
 import pytest
 import trio
+from mcp import StdioServerParameters
 
 from tests.mcp.test_http_sessions import INITIALIZE, POST_HEADERS, messaging_doc, write
 from tests.mcp.test_node_clients import NODE_DIR, run_node_script
@@ -29,9 +30,10 @@ pytestmark = pytest.mark.timeout(180)
 ERA = NODE_DIR / "era.mjs"
 
 
-async def python_view(url: str) -> tuple[str, list[dict[str, Any]]]:
-    """The version the Python client in `auto` mode ends up at, and the tools it lists."""
-    async with mcp.Client(url, mode="auto") as client:
+async def python_view(server: str | StdioServerParameters) -> tuple[str, list[dict[str, Any]]]:
+    """The version the Python client in `auto` mode ends up at, and the tools it lists (`server`:
+    a URL, or the stdio server to spawn)."""
+    async with mcp.Client(server, mode="auto") as client:
         listed = await client.list_tools()
         version = client.protocol_version
     tools = [
@@ -255,8 +257,8 @@ async def test_wt_serve_keeps_the_recorded_era_unless_both_eras(tmp_path: Path) 
 
 async def test_over_stdio_initialize_negotiates_as_the_recorded_server(tmp_path: Path) -> None:
     """`wt serve --stdio` of a universe recorded at 2025-06-18: the Python client (`legacy`,
-    asking 2025-11-25) gets 2025-06-18, and its calls are answered at it. (Over stdio the SDK
-    opens the era the client's first request asks for: `auto` still ends at 2026-07-28.)"""
+    asking 2025-11-25) gets 2025-06-18, and its calls are answered at it (the probing clients:
+    test_recorded_era_stdio.py)."""
     path = recorded_at(tmp_path, "2025-06-18")
     params = wt_serve_stdio(tmp_path / "stderr", str(path))
     with trio.fail_after(60):

@@ -128,8 +128,8 @@ async def run_script(client: StdioClient, lines: list[tuple[Any, bool]]) -> list
     return replies
 
 
-def recorded_server(path: Path) -> RecordedMCPServer:
-    server = RecordedMCPServer(path, synthesize=synthesize)
+def recorded_server(path: Path, *, both_eras: bool = False) -> RecordedMCPServer:
+    server = RecordedMCPServer(path, synthesize=synthesize, both_eras=both_eras)
     server.log_events = False
     return server
 
@@ -154,11 +154,13 @@ def world(tmp_path: Path, request: pytest.FixtureRequest) -> Path:
 async def test_stdio_fast_path_answers_like_the_sdk(world: Path, era: str, answering: str) -> None:
     """Byte for byte the SDK's response to every line, the same call log, and the SDK session
     never sees a plain call: hits, misses under every policy, every result mapping, errors; also
-    with a recorded server identity (the 2026-07-28 stamp, `initialize`) and rich tools."""
+    with a recorded server identity (the 2026-07-28 stamp, `initialize`) and rich tools. (That
+    identity was recorded in the handshake era: the 2026-07-28 script needs `both_eras`, and the
+    handshake one runs on the SDK's handshake-only loop.)"""
     runs = {}
     with trio.fail_after(30):
         for fast in (True, False):
-            server = recorded_server(world)
+            server = recorded_server(world, both_eras=era == "modern")
             async with stdio_session(server, fast=fast, answering=answering) as client:
                 replies = await run_script(client, script(era))
             runs[fast] = (replies, server.call_log(), client.sdk_saw)

@@ -219,6 +219,21 @@ def test_only_a_plain_server_starts_without_the_sdk(tmp_path: Path) -> None:
     assert lite_session(server_of(path)) is None  # a listing only the SDK writes
 
 
+def test_a_handshake_era_recording_starts_with_the_sdk(tmp_path: Path) -> None:
+    """Recorded from a handshake-era server and served under Wind Tunnel's own identity
+    (`--own-identity`): the SDK serves from the start, in the handshake era only
+    (`_protocol_era`); with `both_eras`, or recorded at 2026-07-28, the plain start stays."""
+    path = tmp_path / "era.universe.json"
+    for version, plain in (("2025-06-18", False), ("2026-07-28", True)):
+        universe = {**UNIVERSE, "server": {"protocol_version": version}}
+        path.write_text(json.dumps(universe))
+        for both_eras in (False, True):
+            server = RecordedMCPServer(
+                path, synthesize=synthesize, own_identity=True, both_eras=both_eras
+            )
+            assert (lite_session(server) is not None) == (plain or both_eras), (version, both_eras)
+
+
 def test_the_sdk_constants_copied_are_the_sdks() -> None:
     """What `_lite_answers` copies from the SDK, and the version it reads without importing it
     (this file passes under it: `test_sdk_range` runs it under the lowest of the range)."""

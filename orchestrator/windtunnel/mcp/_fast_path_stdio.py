@@ -2,15 +2,19 @@
 
 The SDK serves a stdio connection in the era its first request opens (`serve_dual_era_loop`):
 a request other than `initialize` carrying the 2026-07-28 `_meta` envelope opens a modern
-connection, anything else a handshake (legacy) one. This class follows the same messages (the
-lines handed to the SDK, the messages it writes back) and answers a plain `tools/call` of a
-declared tool (`_fast_path`) itself only when the SDK would serve it:
+connection, anything else a handshake (legacy) one; a replay of a handshake-era server serves
+every connection in the handshake era (`handshake_only`: the SDK's handshake-only loop). This
+class follows the same messages (the lines handed to the SDK, the messages it writes back) and
+answers a plain `tools/call` of a declared tool (`_fast_path`) itself only when the SDK would
+serve it:
 
 - modern: every request carries its envelope; the call must pass the SDK's envelope ladder
   (`classify_inbound_request`) and its request validation at the envelope's version;
-- legacy: the SDK refuses calls before an `initialize` succeeded (-32602) and calls carrying the
-  modern envelope (-32600); a call is answered here once the SDK's answer to an `initialize` has
-  been written, at the version it negotiated, and never while another `initialize` is pending.
+- legacy: the SDK refuses calls before an `initialize` succeeded (-32602), and calls carrying the
+  modern envelope (-32600; the handshake-only loop serves them, not looking at `_meta`: either
+  way the SDK answers them); a call is answered here once the SDK's answer to an `initialize`
+  has been written, at the version it negotiated, and never while another `initialize` is
+  pending.
 
 Everything else, including every line before the first request, goes to the SDK, which is the
 only safe way to be wrong: a line handed over gets exactly the SDK's answer.
@@ -49,12 +53,14 @@ class StdioFastPath:
         tools: Collection[str],
         answer: Answer,
         now: SyncAnswer | None = None,
+        *,
+        handshake_only: bool = False,
     ) -> None:
         self._calls = FastPath(server, tools, answer)
         self.now = now
         """The server's answers without Trio, if it has them: then `answer_now` answers on the
         reader thread, else `answer` on Trio."""
-        self._era: Literal["legacy", "modern"] | None = None
+        self._era: Literal["legacy", "modern"] | None = "legacy" if handshake_only else None
         self._version: str | None = None
         """Legacy: the version the last successful `initialize` negotiated."""
         self._initializing: set[types.RequestId] = set()

@@ -6,17 +6,19 @@ A universe recorded from a handshake-era server (its `server.protocol_version` o
 - the 2026-07-28 revision is not offered: over HTTP a request naming a version the recorded
   server did not speak (`MCP-Protocol-Version`: 2026-07-28's `server/discover` probe and every
   request of that revision, or a handshake version newer than the recorded one) is refused as a
-  handshake-era server refuses one, with HTTP 400 and a JSON-RPC error (`EraGate`); an SDK
-  client in `auto` mode takes that as a handshake-era server and falls back to `initialize`;
+  handshake-era server refuses one, with HTTP 400 and a JSON-RPC error (`EraGate`); over stdio
+  the SDK's handshake-only loop serves the connection (`serve_handshake_era`, in place of the
+  dual-era loop whose first request picks the era), where `server/discover` is an unknown method
+  (-32601, as from a handshake-era server) and a `_meta` envelope is not looked at. An SDK
+  client in `auto` mode takes either refusal as a handshake-era server and falls back to
+  `initialize`;
 - `initialize` negotiates as the recorded server would: the client's version if the recorded
   server spoke it (it and every earlier one), else the recorded version (`NegotiateAsRecorded`),
   so the client ends at the version it ended at live, and sees the world as that version shows
   it (the SDK's per-version models: `execution` on tools, for one, is 2025-11-25's).
 
 A universe without a recorded version, or recorded at 2026-07-28 (whose servers speak both eras),
-keeps both eras, as does `both_eras` (`wt serve --both-eras`). Over stdio the SDK decides the era
-from the client's first request itself (`serve_dual_era_loop`), so there only the negotiation
-applies: an `auto` client's `server/discover` opens a 2026-07-28 connection.
+keeps both eras, as does `both_eras` (`wt serve --both-eras`).
 """
 
 from __future__ import annotations

@@ -12,8 +12,9 @@ Streamable HTTP session as the session's transport would (`_fast_path_sessions`)
 session manager whether a session is live (`live_session`), keeps the session's idle timeout as
 the transport keeps it (`holding_session`), and frames the answer as the transport's SSE writer
 does (`sse_event`). A replay negotiates `initialize` as its recorded server would by changing
-the version the request proposes (`propose_version`). These are importable but not documented
-as stable, so they are imported here and nowhere else.
+the version the request proposes (`propose_version`), and over stdio one recorded from a
+handshake-era server runs the SDK's handshake-only loop (`serve_handshake_era`). These are
+importable but not documented as stable, so they are imported here and nowhere else.
 
 Checked against mcp 2.1.1 to 2.3.0, the range pyproject.toml allows; CI runs tests/mcp on both ends
 (`.venv` has the newest, `.venvs/sdk-lowest` 2.1.1: tests/mcp/test_sdk_range.py). Differences
@@ -31,9 +32,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import Connection
-from mcp.server.runner import modern_error_data
+from mcp.server.runner import modern_error_data, serve_loop
 from mcp.server.streamable_http import StreamableHTTPServerTransport
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundModernRoute, classify_inbound_request
@@ -57,6 +59,7 @@ __all__ = [
     "live_session",
     "modern_error_data",
     "propose_version",
+    "serve_handshake_era",
     "session_connection",
     "session_state",
     "sse_event",
@@ -99,6 +102,32 @@ def propose_version(params: Any, version: str) -> None:
     2.3.0; tests/mcp/test_recorded_era.py sees the committed version through a session)."""
     if isinstance(params, dict):
         params["protocolVersion"] = version
+
+
+async def serve_handshake_era(
+    server: Server[Any],
+    read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
+    write_stream: MemoryObjectSendStream[SessionMessage],
+) -> None:
+    """`Server.run` serving the handshake era only: the SDK's handshake-only loop (`serve_loop`,
+    which its Streamable HTTP session manager runs for a session) in the server's lifespan, in
+    place of the dual-era loop `Server.run` drives (`serve_dual_era_loop`, whose first request
+    may open a 2026-07-28 connection). There `server/discover` is an unknown method (-32601, as
+    a handshake-era SDK server answers it) and a request's `_meta` envelope is not looked at,
+    as no handshake-era server looks at it. Like `Server.run`, it owns both streams: the write
+    stream is closed on the way out whatever happens (the dispatcher closes it too, in 2.1.1
+    to 2.3.0)."""
+    try:
+        async with server.lifespan(server) as lifespan_state:
+            await serve_loop(
+                server,
+                read_stream,
+                write_stream,
+                lifespan_state=lifespan_state,
+                init_options=server.create_initialization_options(),
+            )
+    finally:
+        await write_stream.aclose()
 
 
 def live_session(

@@ -44,11 +44,12 @@ import mcp_types as types
 import pydantic_core
 import structlog
 import trio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.server import Server
 
 from ._fast_path_stdio import StdioFastPath
 from ._plain_call import PlainCall
-from ._sdk_internals import SessionMessage
+from ._sdk_internals import SessionMessage, serve_handshake_era
 from ._stdio_fds import Stdout, claimed_stdio, client_gone_ends_serving, read_some
 
 __all__ = ["Resume", "Stdout", "serve_fds", "serve_stdio"]
@@ -75,9 +76,15 @@ class Resume(NamedTuple):
 
 
 async def serve_stdio(
-    server: Server[Any], fast_path: StdioFastPath | None = None, ordered: Collection[str] = ()
+    server: Server[Any],
+    fast_path: StdioFastPath | None = None,
+    ordered: Collection[str] = (),
+    *,
+    handshake_only: bool = False,
 ) -> None:
-    """Serve `server` on stdin/stdout until stdin closes (both protocol eras).
+    """Serve `server` on stdin/stdout until stdin closes, in both protocol eras (the client's
+    first request opens one), or with `handshake_only` in the handshake era only
+    (`_protocol_era`: a replay of a handshake-era server).
 
     With `fast_path`, plain `tools/call` lines are answered by it; every other line goes to the SDK.
     Calls of the `ordered` tools are consumed in the order they were sent.
@@ -86,10 +93,25 @@ async def serve_stdio(
         from mcp.server.stdio import stdio_server
 
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            await _run_session(server, read_stream, write_stream, handshake_only)
         return
     with claimed_stdio() as (stdin_fd, stdout_fd), client_gone_ends_serving():
-        await serve_fds(server, stdin_fd, stdout_fd, fast_path, ordered)
+        await serve_fds(
+            server, stdin_fd, stdout_fd, fast_path, ordered, handshake_only=handshake_only
+        )
+
+
+async def _run_session(
+    server: Server[Any],
+    read_stream: MemoryObjectReceiveStream[SessionMessage | Exception],
+    write_stream: MemoryObjectSendStream[SessionMessage],
+    handshake_only: bool,
+) -> None:
+    """The SDK's session on the streams: `Server.run` (both eras), or its handshake-only loop."""
+    if handshake_only:
+        await serve_handshake_era(server, read_stream, write_stream)
+    else:
+        await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
 async def serve_fds(
@@ -99,10 +121,13 @@ async def serve_fds(
     fast_path: StdioFastPath | None,
     ordered: Collection[str] = (),
     resume: Resume | None = None,
+    *,
+    handshake_only: bool = False,
 ) -> None:
     """Serve `server` on lines read from `read_fd` and written to `write_fd` (any kind of file:
     pipes, sockets, terminals, regular files) until `read_fd` ends. The fds stay the caller's.
-    With `resume`, the session an SDK-free start-up began goes on here (see `Resume`)."""
+    With `resume`, the session an SDK-free start-up began goes on here (see `Resume`); with
+    `handshake_only`, in the handshake era only (see `serve_stdio`)."""
     ordered = frozenset(ordered)
     unanswered: dict[types.RequestId, trio.Event] = {}
     """Ordered calls handed to the SDK, by id: set once the answer is written."""
@@ -192,7 +217,7 @@ async def serve_fds(
         async with trio.open_nursery() as nursery:
             nursery.start_soon(read)
             nursery.start_soon(write)
-            await server.run(read_receive, write_send, server.create_initialization_options())
+            await _run_session(server, read_receive, write_send, handshake_only)
     finally:
         # Waits for a line the reader thread is answering: its listeners (the events file) hear
         # of the call before we return, also when a signal stops us right after the answer.

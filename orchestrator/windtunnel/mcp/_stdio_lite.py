@@ -26,7 +26,8 @@ float, a resource block, a result the era's surface refuses) is written by the S
 code (`FastPath.reply_answered`), imported then: the call is answered once, never twice.
 
 Only a server for which a plain session needs nothing else starts this way (`lite_session`):
-no recorded identity or surface (resources, prompts, completions), no server messages, answers
+no recorded identity or surface (resources, prompts, completions), no recorded handshake-era
+protocol version (`_protocol_era`), no server messages, answers
 without Trio (no faults, no router), no OpenTelemetry export, and an installed SDK whose
 answers `_lite_answers` was checked against. Any other starts with the SDK.
 
@@ -55,6 +56,7 @@ import msgspec
 from .. import __version__, trace_context
 from ._lite_answers import (
     CHECKED_SDKS,
+    HANDSHAKE_VERSIONS,
     MODERN_VERSION,
     PROTOCOL_VERSION_KEY,
     LiteAnswers,
@@ -112,6 +114,9 @@ def lite_session(server: MCPServer) -> LiteSession | None:
         or surface.resource_templates
         or surface.prompts
         or surface.requests
+        # A replay of a handshake-era server (`_protocol_era`; also under `--own-identity`):
+        # its `server/discover` and `initialize` are not answered as here.
+        or surface.protocol_version in HANDSHAKE_VERSIONS
     )
     if now is None or not plain_surface or server.messaging_tools():
         return None

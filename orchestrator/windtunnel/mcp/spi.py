@@ -389,14 +389,24 @@ class MCPServer(ABC):
             await serve_lazily(self, session)
             return
         from ._fast_path_stdio import StdioFastPath
+        from ._protocol_era import served_versions
         from ._stdio import serve_stdio
 
         sdk_server = self.sdk_server(notify=True)
+        # A replay of a handshake-era server never opens a 2026-07-28 connection (`_protocol_era`).
+        handshake_only = served_versions(self.surface().protocol_version) is not None
         stdio_fast_path = None
         if self.fast_path:
-            tools = self.fast_path_tools()
-            stdio_fast_path = StdioFastPath(sdk_server, tools, self.handle_call, self.sync_answer())
-        await serve_stdio(sdk_server, stdio_fast_path, self.ordered_tools())
+            stdio_fast_path = StdioFastPath(
+                sdk_server,
+                self.fast_path_tools(),
+                self.handle_call,
+                self.sync_answer(),
+                handshake_only=handshake_only,
+            )
+        await serve_stdio(
+            sdk_server, stdio_fast_path, self.ordered_tools(), handshake_only=handshake_only
+        )
 
 
 class _Stopped:

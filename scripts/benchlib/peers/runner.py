@@ -115,10 +115,10 @@ from windtunnel.cli.main import main
 main_profiler, reader_profiler = cProfile.Profile(), cProfile.Profile()
 serve_fds, reader_run = _stdio.serve_fds, _stdio._Reader.run
 
-async def profiled_serve_fds(*args):
+async def profiled_serve_fds(*args, **kwargs):
     main_profiler.enable()
     try:
-        await serve_fds(*args)
+        await serve_fds(*args, **kwargs)
     finally:
         main_profiler.disable()
 
