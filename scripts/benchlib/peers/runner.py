@@ -105,15 +105,17 @@ async def _prepare(
     return configs
 
 
-# Plain calls are answered on the stdio reader thread, the rest of a call's work (router, event
-# line) happens on the main thread: each gets its own profiler (cProfile is per thread), from the
-# moment serving starts, so start-up is left out; the two are merged on the way out.
+# A plain session is answered without the SDK on the main thread (`_stdio_lite.run_lite`); once
+# handed over, plain calls are answered on the stdio reader thread and the rest of a call's work
+# (router, event line) happens on the main thread. Each thread gets its own profiler (cProfile is
+# per thread), from the moment serving starts, so start-up is left out; what they recorded is
+# merged on the way out.
 PROFILED_STDIO = """\
 import cProfile, pstats, sys
-from windtunnel.mcp import _stdio
+from windtunnel.mcp import _stdio, _stdio_lite
 from windtunnel.cli.main import main
 main_profiler, reader_profiler = cProfile.Profile(), cProfile.Profile()
-serve_fds, reader_run = _stdio.serve_fds, _stdio._Reader.run
+serve_fds, reader_run, run_lite = _stdio.serve_fds, _stdio._Reader.run, _stdio_lite.run_lite
 
 async def profiled_serve_fds(*args, **kwargs):
     main_profiler.enable()
@@ -129,14 +131,26 @@ def profiled_run(self):
     finally:
         reader_profiler.disable()
 
+def profiled_run_lite(*args, **kwargs):
+    main_profiler.enable()
+    try:
+        return run_lite(*args, **kwargs)
+    finally:
+        main_profiler.disable()
+
 _stdio.serve_fds, _stdio._Reader.run = profiled_serve_fds, profiled_run
+_stdio_lite.run_lite = profiled_run_lite
 try:
     main(["serve", "--stdio", sys.argv[2]])
 except SystemExit:
     pass
 finally:
-    stats = pstats.Stats(main_profiler)
-    stats.add(reader_profiler)
+    # pstats refuses a profiler that recorded nothing (the reader thread of a session that was
+    # never handed over).
+    recorded = [p for p in (main_profiler, reader_profiler) if p.getstats()]
+    stats = pstats.Stats(recorded[0])
+    for profiler in recorded[1:]:
+        stats.add(profiler)
     stats.dump_stats(sys.argv[1])
 """
 
