@@ -59,7 +59,7 @@ from .otlp_messages import (
     tool_definitions,
 )
 from .otlp_server_messages import read_server_messages
-from .otlp_spans import CLIENT, ERROR, SERVER, Span, read_spans
+from .otlp_spans import CLIENT, ERROR, SERVER, Span, nearest_above, read_spans
 from .otlp_surface import read_surface
 from .scrubbing import scrubbed_paths, unscrub_schema
 from .shape import opt_str
@@ -88,21 +88,6 @@ class _Group(msgspec.Struct):
     name: str | None = None
 
 
-def _ancestor_group(span: Span, by_id: dict[str, Span], group_of: dict[str, int]) -> int | None:
-    """The call group of the nearest tool-span ancestor, walking through non-tool spans."""
-    seen: set[str] = set()
-    parent_id = span.parent_id
-    while parent_id and parent_id not in seen:
-        if parent_id in group_of:
-            return group_of[parent_id]
-        seen.add(parent_id)
-        parent = by_id.get(parent_id)
-        if parent is None:
-            return None
-        parent_id = parent.parent_id
-    return None
-
-
 def _group(tool_spans: list[Span], by_id: dict[str, Span]) -> list[_Group]:
     """Merge the spans of one logical call: the same call id, or a span below another call's
     span that names the same tool or none."""
@@ -116,7 +101,7 @@ def _group(tool_spans: list[Span], by_id: dict[str, Span]) -> list[_Group]:
         if call_id is not None and call_id in by_call:
             index = by_call[call_id]
         else:
-            above = _ancestor_group(span, by_id, group_of)
+            above = nearest_above(span, by_id, group_of)
             if above is not None and (name is None or groups[above].name in (None, name)):
                 index = above
         if index is None:

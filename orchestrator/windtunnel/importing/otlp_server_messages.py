@@ -30,7 +30,7 @@ from ..universe_surface import MAX_NESTING
 from .builder import TraceBuilder
 from .envelope import Call
 from .normalize import parse_json_text
-from .otlp_spans import Span
+from .otlp_spans import Span, nearest_above
 from .otlp_surface import json_object, span_method, wire
 from .shape import opt_str
 
@@ -91,7 +91,7 @@ def read_server_messages(
         method = methods.get(span.span_id)
         if method is None or span.parent_id in methods:
             continue  # not a server message, or the receiving side of one already seen
-        call = _call_above(span, by_id, call_of)
+        call = nearest_above(span, by_id, call_of)
         if call is None:
             unattributed.append(span)
             continue
@@ -113,20 +113,6 @@ def read_server_messages(
             f"{methods[first.span_id]}); left out of the universe",
             first.where,
         )
-
-
-def _call_above(span: Span, by_id: Mapping[str, Span], call_of: Mapping[str, Call]) -> Call | None:
-    seen: set[str] = set()
-    parent_id = span.parent_id
-    while parent_id and parent_id not in seen:
-        if parent_id in call_of:
-            return call_of[parent_id]
-        seen.add(parent_id)
-        parent = by_id.get(parent_id)
-        if parent is None:
-            return None
-        parent_id = parent.parent_id
-    return None
 
 
 def _entry(builder: TraceBuilder, span: Span, method: str, call: Call) -> dict[str, Any] | None:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, TypeVar
 
 import msgspec
 
@@ -19,7 +20,9 @@ from ..errors import TraceError
 from .document import Document
 from .shape import as_list, as_obj, opt_str
 
-__all__ = ["CLIENT", "ERROR", "SERVER", "Span", "read_spans"]
+__all__ = ["CLIENT", "ERROR", "SERVER", "Span", "nearest_above", "read_spans"]
+
+_T = TypeVar("_T")
 
 INTERNAL, SERVER, CLIENT = 1, 2, 3
 ERROR = 2
@@ -191,3 +194,20 @@ def _span(
         status_message=opt_str(status.get("message")),
         exception_message=exception,
     )
+
+
+def nearest_above(span: Span, by_id: Mapping[str, Span], marked: Mapping[str, _T]) -> _T | None:
+    """What `marked` holds for the nearest ancestor of `span` (by span id) it holds anything
+    for, walking up through the others; None at the root, at a parent missing from the file,
+    or on a cycle of parent ids."""
+    seen: set[str] = set()
+    parent_id = span.parent_id
+    while parent_id and parent_id not in seen:
+        if parent_id in marked:
+            return marked[parent_id]
+        seen.add(parent_id)
+        parent = by_id.get(parent_id)
+        if parent is None:
+            return None
+        parent_id = parent.parent_id
+    return None
