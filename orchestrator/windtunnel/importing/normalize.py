@@ -193,14 +193,20 @@ def iso_from_seconds(seconds: float) -> str | None:
         return None
 
 
-def iso_from_text(text: str) -> str | None:
-    """Normalize an ISO 8601 timestamp to RFC 3339 UTC with milliseconds; None if not one."""
+def _moment(text: str) -> dt.datetime | None:
+    """An ISO 8601 timestamp as an aware datetime (UTC when it names no zone); None if not one."""
     try:
         moment = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
+    return moment.replace(tzinfo=dt.UTC) if moment.tzinfo is None else moment
+
+
+def iso_from_text(text: str) -> str | None:
+    """Normalize an ISO 8601 timestamp to RFC 3339 UTC with milliseconds; None if not one."""
+    moment = _moment(text)
+    if moment is None:
+        return None
     try:
         return _iso(moment)
     except (OverflowError, ValueError):
@@ -212,14 +218,9 @@ def seconds_of(value: Any) -> float | None:
     precision the trace gave; None when it is neither."""
     if isinstance(value, int | float) and not isinstance(value, bool):
         return float(value)
-    if not isinstance(value, str):
+    moment = _moment(value) if isinstance(value, str) else None
+    if moment is None:
         return None
-    try:
-        moment = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=dt.UTC)
     try:
         return moment.timestamp()
     except (OverflowError, ValueError):
