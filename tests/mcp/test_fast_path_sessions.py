@@ -22,6 +22,8 @@ from windtunnel.mcp import RecordedMCPServer, _http_serving
 pytestmark = pytest.mark.timeout(120)
 
 SSE = "application/json, text/event-stream"
+CLOSE_DEADLINE_S = 10
+"""How long a connection may stay open after an answer that said `close` (it ends at once)."""
 INITIALIZE = {
     "jsonrpc": "2.0",
     "id": "init",
@@ -88,11 +90,12 @@ def _request(step: Step, sessions: dict[str, str], port: int) -> bytes:
 
 
 async def _session_answers(
-    server: RecordedMCPServer, steps: list[Step] | None = None, *, wait_for_close: bool = False
+    server: RecordedMCPServer, steps: list[Step] | None = None
 ) -> tuple[list[bytes], int]:
     """Every response to `steps` (default `session_steps()`), over one kept-alive connection
-    (after an answer that closes it, with `wait_for_close`, its end is awaited), with the Date and
-    each session's id blanked, and how many requests reached the ASGI app."""
+    (an answer that says `close` must be followed by the connection's end within
+    `CLOSE_DEADLINE_S`; the next step opens a new one), with the Date and each session's id
+    blanked, and how many requests reached the ASGI app."""
     reached_app = 0
 
     class CountingTrustedHostsOnly(_http_serving.TrustedHostsOnly):
@@ -111,6 +114,10 @@ async def _session_answers(
             stream = await trio.open_tcp_stream("127.0.0.1", port)
             client = h11.Connection(h11.CLIENT)
             for step in session_steps() if steps is None else steps:
+                if client.our_state is h11.MUST_CLOSE:
+                    await stream.aclose()
+                    stream = await trio.open_tcp_stream("127.0.0.1", port)
+                    client = h11.Connection(h11.CLIENT)
                 await stream.send_all(_request(step, sessions, port))
                 client.send(h11.Request(method="POST", target="/", headers=[("Host", "x")]))
                 client.send(h11.EndOfMessage())
@@ -122,9 +129,12 @@ async def _session_answers(
                         response += data
                 if client.their_state is not h11.MUST_CLOSE:
                     client.start_next_cycle()
-                elif wait_for_close:
-                    # The server said `close`: the connection ends here (EOF).
-                    assert await stream.receive_some(65536) == b""
+                else:
+                    # The server said `close`: the connection ends here (EOF), at once.
+                    ended = None
+                    with trio.move_on_after(CLOSE_DEADLINE_S):
+                        ended = await stream.receive_some(65536)
+                    assert ended == b"", f"not closed after saying so: {step}"
                 opened = re.search(rb"mcp-session-id: (\w+)", response)
                 if step[1].get("method") == "initialize" and opened is not None:
                     sessions[step[0]] = opened[1].decode()
@@ -229,10 +239,13 @@ def test_sse_events_are_framed_as_sse_starlette_frames_them(data: str) -> None:
 async def test_the_last_answer_a_connection_carries_closes_it_as_the_sdk_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """At hypercorn's keep-alive limit the last answer, an SSE one in a session, says `close`
+    """At hypercorn's keep-alive limit (3 here) the last answer on a connection says `close`
     where the SDK path's says it (after the transport's own `keep-alive`, before the chunked
-    framing), byte for byte, and the connection ends. (Through the SDK the connection is not
-    always closed after it, on main too: not awaited there.)"""
+    framing), byte for byte, and the connection ends, whichever path answered: the fast path,
+    the SDK's session transport (an SSE answer, with the server's message before it or not),
+    the stateless JSON app. Before, after an SSE answer of the SDK's the connection stayed open
+    about half the time (the close was cancelled with the answer's task): six connections end
+    on one here, on each server."""
     config = _http_serving.worker_config
 
     def limited(host: str, port: int) -> Any:
@@ -241,18 +254,37 @@ async def test_the_last_answer_a_connection_carries_closes_it_as_the_sdk_does(
         return limited_config
 
     monkeypatch.setattr(_http_serving, "worker_config", limited)
+    doc = json.loads(json.dumps(UNIVERSE))
+    doc["tools"].append({"name": "noisy"})
+    noise = {"method": "notifications/message", "params": {"level": "info", "data": "hum"}}
+    doc["recordings"].append(
+        {"tool_name": "noisy", "args": {}, "result": "quiet", "server_messages": [noise]}
+    )
     path = tmp_path / "fast.universe.json"
-    path.write_text(json.dumps(UNIVERSE))
+    path.write_text(json.dumps(doc))
+    noisy = [("a", call(f"n{i}", "noisy", {}), {}) for i in range(17)]
+    # Connections of 3: the opening one; six each ending on a call with a server message (the
+    # SDK's SSE answer on both servers), the first with a plain call between; one of plain
+    # calls naming no session (stateless JSON).
     steps: list[Step] = [
         ("a", INITIALIZE, {}),
         ("a", INITIALIZED, {}),
         ("a", call(1, "motd", {}), {}),
     ]
+    steps += [noisy[0], ("a", call(2, "motd", {}), {}), noisy[1]]
+    steps += noisy[2:]
+    steps += [("none", call(i, "motd", {}), {}) for i in (3, 4, 5)]
     runs = {}
-    with trio.fail_after(60):
+    with trio.fail_after(90):
         for fast in (True, False):
             server = RecordedMCPServer(path, synthesize=synthesize, fast_path=fast)
             server.log_events = False
-            runs[fast] = (await _session_answers(server, steps, wait_for_close=fast))[0]
+            runs[fast] = (await _session_answers(server, steps))[0]
     assert runs[True] == runs[False]
-    assert b"connection: close\r\nTransfer-Encoding: chunked\r\n" in runs[True][-1]
+    closing = [i for i, reply in enumerate(runs[True]) if b"\r\nconnection: close\r\n" in reply]
+    assert closing == list(range(2, len(steps), 3))
+    for i in closing[:-1]:
+        assert b"connection: close\r\nTransfer-Encoding: chunked\r\n" in runs[True][i], i
+    assert b"event: message\r\ndata: " in runs[True][5]
+    assert b"hum" in runs[True][5]
+    assert b"content-type: application/json" in runs[True][-1]

@@ -21,6 +21,7 @@ import trio
 import trio.testing
 from hypercorn.app_wrappers import ASGIWrapper
 from hypercorn.trio.run import worker_serve
+from sse_starlette import EventSourceResponse
 
 from windtunnel.mcp import _http_worker
 from windtunnel.mcp._fast_path_h11 import PlainResponse
@@ -215,6 +216,45 @@ async def test_keep_alive_serves_in_order_then_closes_after_max_requests(worker:
             assert [body for _, _, body in answers] == [sha(b"call %d" % i) for i in range(5)]
             assert [h.get("connection") for _, h, _ in answers] == [None] * 4 + ["close"]
             assert await client.closed_by_server()
+
+
+def sse_app() -> App:
+    """Answers with one event through sse-starlette's `EventSourceResponse` (what the SDK's
+    session transport answers with), which cancels its own tasks once it reads
+    `http.disconnect`."""
+
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            raise NotImplementedError
+        await _read_body(receive)
+
+        async def one_event() -> AsyncIterator[dict[str, str]]:
+            yield {"event": "message", "data": "hi"}
+
+        await EventSourceResponse(one_event())(scope, receive, send)
+
+    return app
+
+
+async def test_an_sse_answer_that_says_close_is_followed_by_the_close() -> None:
+    """At `keep_alive_max_requests` the last answer, an SSE stream, says `close`, then EOF, on
+    every connection. hypercorn 0.18.0 closes in the app's task, which sse-starlette cancels as
+    it reads the `http.disconnect` the close hands it: before the shielded close, 19 of 40
+    connections were left open with our worker, 40 of 40 with hypercorn's own (not run here)."""
+    with trio.fail_after(30):
+        async with serving("ours", sse_app(), keep_alive_max_requests=2) as (port, _, _):
+            for i in range(10):
+                client = await Client.connect(port)
+                answers = [await client.request("/", b"call") for _ in range(2)]
+                # sse-starlette's own `keep-alive`; on the last, hypercorn's `close` after it.
+                assert [h.get("connection") for _, h, _ in answers] == ["keep-alive", "close"]
+                event = b"event: message\r\ndata: hi\r\n\r\n"
+                assert [body for _, _, body in answers] == [event, event]
+                closed = False
+                with trio.move_on_after(10):
+                    closed = await client.closed_by_server()
+                assert closed, f"connection {i} left open"
+                await client.stream.aclose()
 
 
 async def test_http_1_0_request_gets_its_whole_answer_then_the_connection_closes(

@@ -259,10 +259,20 @@ class _Connection(TCPServer):
         elif isinstance(event, BodyComplete):
             self._idle_scope.deadline = inf
         else:
-            if self._corked:  # the protocol closes the connection after this response
-                await self._write(b"".join(self._corked))
-                self._corked.clear()
-            await super().protocol_send(event)
+            # `Closed`: the protocol closes the connection after this response. Shielded:
+            # hypercorn 0.18.0's `TCPServer` closes in whichever task sends `Closed`, unshielded,
+            # and its `_close` starts at a checkpoint (`send_eof`). At the keep-alive limit or at
+            # shutdown that task is the app's, inside its last `http.response.body`, and h11's
+            # protocol has just handed the app `http.disconnect`: sse-starlette's
+            # `EventSourceResponse` (every SSE answer of the SDK's session transport) cancels
+            # its task group as soon as its listener takes that message, so whenever Trio ran
+            # the listener first, the close was cancelled at that checkpoint and the socket
+            # stayed open after a response that said `connection: close`.
+            with trio.CancelScope(shield=True):
+                if self._corked:
+                    await self._write(b"".join(self._corked))
+                    self._corked.clear()
+                await super().protocol_send(event)
 
     def cork(self) -> None:
         """Hold writes back until `uncork`, to send them in one go."""

@@ -12,6 +12,12 @@ Checked against hypercorn 0.18.0 and h11 0.16.0, the versions pyproject.toml pin
 parity tests in `test_http_worker.py` run every behaviour against hypercorn's own worker, and
 `test_fast_path.py` compares the in-protocol bytes with the SDK path's), then update the versions
 here.
+
+Worked around in hypercorn 0.18.0 (re-check on upgrade): `TCPServer.protocol_send` closes the
+connection on `Closed` in the sending task, unshielded, and the protocol sends it from the app's
+task at the keep-alive limit; an app that cancels that task (sse-starlette's SSE responses do)
+left the socket open. `_http_worker._Connection.protocol_send` shields the close
+(`test_fast_path_sessions.py::test_the_last_answer_a_connection_carries_closes_it_as_the_sdk_does`).
 """
 
 from __future__ import annotations
