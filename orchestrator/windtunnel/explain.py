@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from .canonical import canonical_json
-from .matching import Hit, SequenceState, UniverseIndex
+from .matching import Hit, Miss, SequenceState, UniverseIndex
 from .miss_answers import empty_request_result
 from .surface_matching import REQUEST_METHODS, SurfaceIndex
 from .universe import Universe
@@ -35,6 +35,10 @@ class Explanation(msgspec.Struct, kw_only=True):
     nth: int = 1
     """Which call of the tool this is in a fresh run (earlier ones identical to it): what a
     sequence-mode tool answers depends on it."""
+    served: int | None = None
+    """For a miss under the `nearest` policy: the recording whose result answers it (of a
+    sequence-mode tool, the nearest one the earlier calls left unconsumed); None when none is
+    left, and `fail_call` answers."""
 
 
 def explain_request(
@@ -90,7 +94,7 @@ def explain_call(
     arg_keys = universe.matching.arg_keys.get(tool_name)
     state = SequenceState(len(universe.recordings))
     for _ in range(nth - 1):
-        index.resolve(tool_name, args, state)
+        _served(index, tool_name, args, state, index.resolve(tool_name, args, state))
     outcome = index.resolve(tool_name, args, state)
     nearest = []
     for near in index.nearest(tool_name, args, limit=limit):
@@ -125,7 +129,27 @@ def explain_call(
         if nearest
         else [],
         nth=nth,
+        served=_served(index, tool_name, args, state, outcome),
     )
+
+
+def _served(
+    index: UniverseIndex,
+    tool_name: str,
+    args: dict[str, Any],
+    state: SequenceState,
+    outcome: Hit | Miss,
+) -> int | None:
+    """The recording a fresh server's `nearest` policy answers a miss with, as `Replay` picks
+    it (a sequence-mode tool's consumed now, so a later call of the same run sees it used)."""
+    if isinstance(outcome, Hit) or outcome.policy != "nearest":
+        return None
+    tool = index.tool(tool_name)
+    if tool is not None and tool.mode == "sequence":
+        taken = index.take_nearest(tool_name, args, state)
+        return taken.index if taken is not None else None
+    ranked = index.nearest(tool_name, args, limit=1)
+    return ranked[0].index if ranked else None
 
 
 def _null_args(
@@ -182,6 +206,12 @@ def render_explanation(exp: Explanation) -> str:
         lines.append(f"  sequence mode: shown as the {which} of identical calls in a fresh run")
     if exp.outcome in ("exact", "keyed"):
         lines.append(f"  result: {canonical_json(exp.result)}")
+    if exp.outcome == "miss" and exp.policy == "nearest":
+        if exp.served is not None:
+            lines.append(f"  policy nearest answers with recording #{exp.served}'s result")
+        else:
+            left = " not consumed by the earlier calls" if exp.mode == "sequence" else ""
+            lines.append(f"  no recording{left} to serve: fail_call answers instead")
     for near in exp.nearest if exp.outcome == "miss" else []:
         lines.append(f"  nearest #{near['index']}: shares {near['shared']} key/value pair(s)")
         for key, diff in near["differences"].items():

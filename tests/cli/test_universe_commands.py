@@ -271,3 +271,45 @@ def test_validate_unreadable_files_are_invalid_lines(
         f"INVALID {broken}: Input data was truncated",
     ]
     assert err == ""
+
+
+def test_explain_names_the_recording_the_nearest_policy_serves(
+    write_universe_file: UniverseFactory, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """For a `nearest` miss, explain names the recording whose result answers it: of a
+    sequence-mode tool the nearest one the earlier calls left, then none (fail_call), exactly
+    as a fresh server answers the same calls."""
+    from windtunnel.mcp import RecordedMCPServer
+    from windtunnel.universe import load_universe
+
+    doc = universe_doc(
+        [{"name": "pages", "mode": "sequence"}, {"name": "find"}],
+        [
+            {"tool_name": "pages", "args": {"cursor": "a", "size": 2}, "result": {"page": 1}},
+            {"tool_name": "pages", "args": {"cursor": "b", "size": 9}, "result": {"page": 2}},
+            {"tool_name": "find", "args": {"q": "x", "n": 1}, "result": {"hit": "x"}},
+            {"tool_name": "find", "args": {"q": "y", "n": 2}, "result": {"hit": "y"}},
+        ],
+        matching={"on_miss": "nearest"},
+    )
+    path = write_universe_file(doc)
+    miss = '{"cursor": "z", "size": 9}'
+    served = []
+    for nth in (1, 2, 3):
+        assert main(["explain", "--json", str(path), "pages", miss, "--nth", str(nth)]) == 0
+        served.append(json.loads(capsys.readouterr().out)["served"])
+    assert served == [1, 0, None]
+    server = RecordedMCPServer(load_universe(path))
+    answers = [server.call_tool("pages", {"cursor": "z", "size": 9}) for _ in range(3)]
+    recorded = [r["result"] for r in doc["recordings"]]
+    assert answers[:2] == [recorded[1], recorded[0]]
+    assert [call.divergence["matched"] for call in server.call_log()] == served
+    assert [call.is_error for call in server.call_log()] == [False, False, True]
+    assert main(["explain", str(path), "pages", miss, "--nth", "2"]) == 0
+    assert "policy nearest answers with recording #0's result" in capsys.readouterr().out
+    assert main(["explain", str(path), "pages", miss, "--nth", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "no recording not consumed by the earlier calls to serve: fail_call answers" in out
+    assert main(["explain", str(path), "find", '{"q": "y", "n": 7}']) == 0
+    assert "policy nearest answers with recording #3's result" in capsys.readouterr().out
+    assert server.call_tool("find", {"q": "y", "n": 7}) == recorded[3]
