@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -27,23 +27,11 @@ __all__ = ["ShippedOtel", "ship_otel", "worker_sinks"]
 
 
 class ShippedOtel(msgspec.Struct, frozen=True, kw_only=True):
-    """An `OtelConfig` as plain data, with the driver's `OTEL_*` variables."""
+    """The driver's resolved `OtelConfig` (msgspec carries the dataclass as JSON), with its
+    `OTEL_*` variables."""
 
-    traces_endpoint: str | None
-    logs_endpoint: str | None
-    capture_content: bool = False
-    traces_protocol: Literal["http/protobuf", "grpc"] = "http/protobuf"
-    logs_protocol: Literal["http/protobuf", "grpc"] = "http/protobuf"
+    config: OtelConfig
     environ: dict[str, str] = msgspec.field(default_factory=dict)
-
-    def config(self) -> OtelConfig:
-        return OtelConfig(
-            traces_endpoint=self.traces_endpoint,
-            logs_endpoint=self.logs_endpoint,
-            capture_content=self.capture_content,
-            traces_protocol=self.traces_protocol,
-            logs_protocol=self.logs_protocol,
-        )
 
 
 def ship_otel(config: OtelConfig | None, environ: Mapping[str, str]) -> ShippedOtel | None:
@@ -51,12 +39,7 @@ def ship_otel(config: OtelConfig | None, environ: Mapping[str, str]) -> ShippedO
     if config is None:
         return None
     return ShippedOtel(
-        traces_endpoint=config.traces_endpoint,
-        logs_endpoint=config.logs_endpoint,
-        capture_content=config.capture_content,
-        traces_protocol=config.traces_protocol,
-        logs_protocol=config.logs_protocol,
-        environ={k: v for k, v in environ.items() if k.startswith("OTEL_")},
+        config=config, environ={k: v for k, v in environ.items() if k.startswith("OTEL_")}
     )
 
 
@@ -73,7 +56,7 @@ def worker_sinks(shipped: ShippedOtel | None, *, pack: str) -> Iterator[list[Sin
     from .sink import OtelSink
 
     trace_context.start_capturing()
-    sink = OtelSink(shipped.config(), units=True, pack=pack)
+    sink = OtelSink(shipped.config, units=True, pack=pack)
     try:
         yield [sink]
     finally:
