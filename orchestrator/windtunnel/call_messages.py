@@ -32,6 +32,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from .canonical import canonical_key
 
 __all__ = [
+    "SERVER_REQUEST_METHODS",
     "AwaitingRetry",
     "CallMessages",
     "InFlight",
@@ -40,6 +41,10 @@ __all__ = [
     "is_retry",
     "progress_token",
 ]
+
+SERVER_REQUEST_METHODS = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
+"""The requests a server sends a client (MCP's server-to-client requests; in 2026-07-28 also
+the `inputRequests` an `input_required` result carries)."""
 
 T = TypeVar("T")
 

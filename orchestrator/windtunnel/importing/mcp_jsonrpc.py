@@ -25,7 +25,7 @@ from typing import Any
 
 import msgspec
 
-from ..call_messages import AwaitingRetry, CallMessages, attribute, is_final
+from ..call_messages import SERVER_REQUEST_METHODS, AwaitingRetry, CallMessages, attribute, is_final
 from ..canonical import nested_deeper_than
 from ..universe_surface import MAX_NESTING
 from .builder import TraceBuilder
@@ -48,7 +48,6 @@ __all__ = ["FORMAT", "looks_like", "read"]
 
 FORMAT = "mcp-jsonrpc"
 # What only a server sends: how a log without `dir` tells a server message from a client's.
-_SERVER_REQUESTS = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
 _SERVER_NOTIFICATIONS = frozenset(
     {
         "notifications/message",
@@ -187,7 +186,7 @@ def _from_server(message: _Message) -> bool:
     if message.sender is not None:
         return message.sender == "s2c"
     method = message.msg.get("method")
-    return method in _SERVER_REQUESTS or method in _SERVER_NOTIFICATIONS
+    return method in SERVER_REQUEST_METHODS or method in _SERVER_NOTIFICATIONS
 
 
 def _is_id(value: Any) -> bool:

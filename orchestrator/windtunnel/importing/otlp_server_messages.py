@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..call_messages import SERVER_REQUEST_METHODS
 from ..canonical import nested_deeper_than
 from ..universe_surface import MAX_NESTING
 from .builder import TraceBuilder
@@ -36,7 +37,6 @@ from .shape import opt_str
 
 __all__ = ["read_server_messages"]
 
-SERVER_REQUESTS = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
 SERVER_NOTIFICATIONS = frozenset(
     {
         "notifications/message",
@@ -67,7 +67,7 @@ def _message_method(span: Span) -> str | None:
     if _is_log(span):
         return "notifications/message"
     method = span_method(span, json_object(span.attrs.get("request")))
-    if method in SERVER_REQUESTS or method in SERVER_NOTIFICATIONS:
+    if method in SERVER_REQUEST_METHODS or method in SERVER_NOTIFICATIONS:
         return method
     return None
 
@@ -140,7 +140,7 @@ def _entry(builder: TraceBuilder, span: Span, method: str, call: Call) -> dict[s
 
 
 def _missing(method: str) -> str:
-    if method in SERVER_REQUESTS:
+    if method in SERVER_REQUEST_METHODS:
         return "request params and client answer"
     if method == "notifications/message":
         return "MCP log level (logfire's `fatal` is critical, alert or emergency alike) and data"
@@ -150,7 +150,7 @@ def _missing(method: str) -> str:
 def _request_entry(span: Span, method: str) -> dict[str, Any] | None:
     request = json_object(span.attrs.get("request"))
     response = json_object(span.attrs.get("response"))
-    if method not in SERVER_REQUESTS or request is None or response is None:
+    if method not in SERVER_REQUEST_METHODS or request is None or response is None:
         return None
     params = request.get("params")
     entry: dict[str, Any] = {"method": method}

@@ -30,12 +30,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..call_messages import SERVER_REQUEST_METHODS
 from ..canonical import canonical_json
 
-__all__ = ["INPUT_METHODS", "Round", "RoundPlan", "StateError", "open_state", "plan", "seal_state"]
-
-INPUT_METHODS = frozenset({"sampling/createMessage", "elicitation/create", "roots/list"})
-"""The requests an `input_required` result can carry (the protocol's `InputRequest`)."""
+__all__ = ["Round", "RoundPlan", "StateError", "open_state", "plan", "seal_state"]
 
 _KEY = secrets.token_bytes(32)
 
@@ -72,7 +70,7 @@ def plan(messages: Sequence[dict[str, Any]]) -> RoundPlan:
         if "response" not in message:
             notes.append(message)
             continue
-        if message["method"] not in INPUT_METHODS:
+        if message["method"] not in SERVER_REQUEST_METHODS:  # what an `InputRequest` may be
             unsendable += 1
             continue
         recorded_round = message.get("input_round")
