@@ -94,7 +94,7 @@ def explain_call(
     arg_keys = universe.matching.arg_keys.get(tool_name)
     state = SequenceState(len(universe.recordings))
     for _ in range(nth - 1):
-        _served(index, tool_name, args, state, index.resolve(tool_name, args, state))
+        _served(index, tool_name, args, state, index.resolve(tool_name, args, state), [])
     outcome = index.resolve(tool_name, args, state)
     nearest = []
     for near in index.nearest(tool_name, args, limit=limit):
@@ -129,7 +129,7 @@ def explain_call(
         if nearest
         else [],
         nth=nth,
-        served=_served(index, tool_name, args, state, outcome),
+        served=_served(index, tool_name, args, state, outcome, nearest),
     )
 
 
@@ -139,17 +139,18 @@ def _served(
     args: dict[str, Any],
     state: SequenceState,
     outcome: Hit | Miss,
+    nearest: list[dict[str, Any]],
 ) -> int | None:
     """The recording a fresh server's `nearest` policy answers a miss with, as `Replay` picks
-    it (a sequence-mode tool's consumed now, so a later call of the same run sees it used)."""
+    it: the nearest (`nearest`, ranked), or of a sequence-mode tool the nearest not consumed
+    yet, consumed now, so a later call of the same run sees it used."""
     if isinstance(outcome, Hit) or outcome.policy != "nearest":
         return None
     tool = index.tool(tool_name)
     if tool is not None and tool.mode == "sequence":
         taken = index.take_nearest(tool_name, args, state)
         return taken.index if taken is not None else None
-    ranked = index.nearest(tool_name, args, limit=1)
-    return ranked[0].index if ranked else None
+    return nearest[0]["index"] if nearest else None
 
 
 def _null_args(
